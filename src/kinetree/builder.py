@@ -1,0 +1,361 @@
+"""Write a model in code: links joined by joints, then :meth:`ModelBuilder.build`.
+
+    b = ModelBuilder("arm", root="base")
+    b.add_joint("shoulder", "base", "upper", axis="z", limits=(-2.0, 2.0))
+    b.add_joint("elbow", "upper", "fore", axis="z", origin=translation([0.3, 0, 0]))
+    b.add_frame("hand", "fore", origin=translation([0.25, 0, 0]))
+    model = b.build()
+
+Every loader (URDF, DH, BVH) goes through this builder, so the structural checks
+(one root, no cycles, no missing parents, unique names) live here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validate import as_array
+from .errors import InvalidValueError, ModelStructureError, UnsupportedError, unknown_name
+from .model import Model
+
+__all__ = ["ModelBuilder"]
+
+_TYPES = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
+_AXES = {
+    "x": (1.0, 0.0, 0.0),
+    "y": (0.0, 1.0, 0.0),
+    "z": (0.0, 0.0, 1.0),
+    "-x": (-1.0, 0.0, 0.0),
+    "-y": (0.0, -1.0, 0.0),
+    "-z": (0.0, 0.0, -1.0),
+}
+
+
+@dataclass
+class _Joint:
+    name: str
+    parent: str
+    child: str
+    type: str
+    axis: np.ndarray
+    origin: np.ndarray
+    limits: tuple[float, float]
+    mimic: tuple[str, float, float] | None
+    dof_name: str | None  # None for fixed and mimic joints
+    hidden_child: bool
+    group: str | None
+
+
+def _axis(axis: ArrayLike | str) -> np.ndarray:
+    if isinstance(axis, str):
+        if axis not in _AXES:
+            raise InvalidValueError(f"axis {axis!r} is not one of {', '.join(_AXES)} or a 3-vector")
+        return np.array(_AXES[axis])
+    a = as_array(axis, "axis", (3,))
+    if a.ndim != 1:
+        raise InvalidValueError(f"axis must be a single 3-vector, got shape {a.shape}")
+    n = float(np.linalg.norm(a))
+    if n < 1e-12:
+        raise InvalidValueError("joint axis must be non-zero")
+    a = a / n
+    # Snap to an exact unit axis where it is one to round-off: exact FK on aligned axes.
+    k = int(np.argmax(np.abs(a)))
+    if abs(abs(a[k]) - 1.0) < 1e-12:
+        sign = 1.0 if a[k] > 0 else -1.0
+        a = np.zeros(3)
+        a[k] = sign
+    return a
+
+
+def _origin(origin: ArrayLike | None) -> np.ndarray:
+    if origin is None:
+        return np.eye(4)
+    T = as_array(origin, "origin", (4, 4))
+    if T.ndim != 2:
+        raise InvalidValueError(f"origin must be one 4x4 transform, got shape {T.shape}")
+    from ._validate import check_rigid
+
+    check_rigid(T, "origin", tol=1e-9)
+    return T.copy()
+
+
+class ModelBuilder:
+    """Collects links, joints and frames; :meth:`build` checks the tree and makes a Model."""
+
+    def __init__(self, name: str, root: str = "base", root_origin: ArrayLike | None = None):
+        self.name = name
+        self.root = root
+        self.root_origin = _origin(root_origin)
+        self._joints: list[_Joint] = []
+        self._end_effectors: list[str] | None = None
+        self._presets: dict[str, tuple[str, ...]] = {}
+        self._neutral: dict[str, float] = {}
+        self.units = "m"
+        self.metadata: dict[str, object] = {}
+
+    # --- adding parts -----------------------------------------------------------------
+
+    def add_joint(
+        self,
+        name: str,
+        parent: str,
+        child: str,
+        type: str = "revolute",
+        axis: ArrayLike | str = "z",
+        origin: ArrayLike | None = None,
+        limits: tuple[float, float] | None = None,
+        mimic: tuple[str, float, float] | None = None,
+    ) -> ModelBuilder:
+        """Join ``child`` to ``parent`` by a one-DoF (or fixed) joint.
+
+        ``type``: revolute, continuous, prismatic or fixed. ``axis`` in the child
+        frame (a 3-vector or "x", "-y", ...). ``origin``: 4x4 pose of the child
+        frame in the parent frame at q = 0. ``limits``: (lo, hi) in rad or m;
+        None means unlimited. ``mimic``: (source_joint, multiplier, offset) makes
+        this joint follow another instead of having a DoF of its own.
+        """
+        if type not in _TYPES:
+            raise UnsupportedError(
+                f"joint {name!r}: joint type {type!r} is not supported; "
+                f"supported types are: {', '.join(_TYPES)}"
+            )
+        lim = self._limits(name, type, limits)
+        is_dof = type != "fixed" and mimic is None
+        self._joints.append(
+            _Joint(
+                name=name, parent=parent, child=child, type=type,
+                axis=_axis(axis) if type != "fixed" else np.array([0.0, 0.0, 1.0]),
+                origin=_origin(origin), limits=lim, mimic=mimic,
+                dof_name=name if is_dof else None, hidden_child=False, group=None,
+            )
+        )  # fmt: skip
+        return self
+
+    def add_ball_joint(
+        self,
+        name: str,
+        parent: str,
+        child: str,
+        axes: str | Sequence[ArrayLike] = "xyz",
+        origin: ArrayLike | None = None,
+        limits: Sequence[tuple[float, float] | None] | None = None,
+    ) -> ModelBuilder:
+        """A multi-axis rotational joint: one revolute DoF per axis, at one point.
+
+        ``axes`` are applied in order (intrinsic): "zxy" means rotate about z,
+        then the new x, then the new y, as in a BVH channel list. DoF names are
+        ``f"{name}_{axis}"`` ("shoulder_x") for named axes, ``f"{name}_{k}"``
+        otherwise, all grouped under ``name``.
+        """
+        ax_list: list[ArrayLike | str] = list(axes) if isinstance(axes, str) else list(axes)
+        if not ax_list:
+            raise InvalidValueError(f"ball joint {name!r} needs at least one axis")
+        if limits is not None and len(limits) != len(ax_list):
+            raise InvalidValueError(
+                f"ball joint {name!r}: {len(ax_list)} axes but {len(limits)} limit pairs"
+            )
+        labels = [a if isinstance(a, str) else str(k) for k, a in enumerate(ax_list)]
+        prev = parent
+        for k, (ax, label) in enumerate(zip(ax_list, labels)):
+            last = k == len(ax_list) - 1
+            link = child if last else f"{child}#{label}"
+            dof_name = f"{name}_{label}"
+            lim = self._limits(dof_name, "revolute", None if limits is None else limits[k])
+            self._joints.append(
+                _Joint(
+                    name=dof_name, parent=prev, child=link, type="revolute", axis=_axis(ax),
+                    origin=_origin(origin) if k == 0 else np.eye(4), limits=lim, mimic=None,
+                    dof_name=dof_name, hidden_child=not last, group=name,
+                )
+            )  # fmt: skip
+            prev = link
+        return self
+
+    def add_frame(self, name: str, parent: str, origin: ArrayLike | None = None) -> ModelBuilder:
+        """A named frame fixed to ``parent`` (a tool point, a marker, an end site)."""
+        return self.add_joint(f"{name}_fixed", parent, name, type="fixed", origin=origin)
+
+    def set_end_effectors(self, *frames: str) -> ModelBuilder:
+        """Default IK frames (otherwise: every leaf frame)."""
+        self._end_effectors = list(frames)
+        return self
+
+    def add_preset(self, name: str, joints: Sequence[str]) -> ModelBuilder:
+        """A named set of joints (or groups) for ``ik(..., active=name)``."""
+        self._presets[name] = tuple(joints)
+        return self
+
+    def set_neutral(self, values: Mapping[str, float]) -> ModelBuilder:
+        """Neutral values [rad or m] by DoF name; others stay 0 (clipped into limits)."""
+        self._neutral.update(values)
+        return self
+
+    @staticmethod
+    def _limits(name: str, type: str, limits: tuple[float, float] | None) -> tuple[float, float]:
+        if type == "continuous" or limits is None:
+            return (-np.inf, np.inf)
+        try:
+            lo, hi = (float(limits[0]), float(limits[1]))
+        except (TypeError, ValueError, IndexError):
+            raise InvalidValueError(f"joint {name!r}: limits must be (lo, hi), got {limits!r}") from None
+        if np.isnan(lo) or np.isnan(hi) or lo > hi:
+            raise InvalidValueError(f"joint {name!r}: limits must satisfy lo <= hi, got {limits!r}")
+        return (lo, hi)
+
+    # --- building ------------------------------------------------------------------------
+
+    def build(self) -> Model:
+        """Check the structure and return the immutable :class:`Model`."""
+        joints = self._joints
+        names = [j.name for j in joints]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelStructureError(f"duplicate joint names: {', '.join(sorted(dup))}")
+        by_child: dict[str, _Joint] = {}
+        for j in joints:
+            if j.child in by_child:
+                raise ModelStructureError(
+                    f"link {j.child!r} has two parent joints: "
+                    f"{by_child[j.child].name!r} and {j.name!r}"
+                )
+            if j.child == self.root:
+                raise ModelStructureError(
+                    f"joint {j.name!r} makes the root link {self.root!r} a child (a cycle)"
+                )
+            by_child[j.child] = j
+        links = {self.root} | set(by_child)
+        for j in joints:
+            if j.parent not in links:
+                raise ModelStructureError(
+                    f"joint {j.name!r}: parent link {j.parent!r} does not exist; "
+                    f"links are: {', '.join(sorted(links))}"
+                )
+        kids: dict[str, list[_Joint]] = {}
+        for j in joints:
+            kids.setdefault(j.parent, []).append(j)
+        # Depth-first from the root; links never reached sit on a cycle.
+        order: list[_Joint | None] = [None]
+        stack = [self.root]
+        seen = {self.root}
+        node_of = {self.root: 0}
+        dfs: list[str] = []
+        while stack:
+            link = stack.pop()
+            dfs.append(link)
+            for j in reversed(kids.get(link, [])):
+                if j.child in seen:  # pragma: no cover - excluded by single-parent check
+                    raise ModelStructureError(f"cycle through link {j.child!r}")
+                seen.add(j.child)
+                stack.append(j.child)
+        unreached = links - seen
+        if unreached:
+            raise ModelStructureError(
+                f"links {', '.join(sorted(unreached))} are not connected to the root "
+                f"{self.root!r} (a cycle, or a second root)"
+            )
+        for link in dfs[1:]:
+            node_of[link] = len(order)
+            order.append(by_child[link])
+
+        n = len(order)
+        parent = np.full(n, -1, dtype=np.int64)
+        origin = np.empty((n, 4, 4))
+        axis = np.zeros((n, 3))
+        jtype = np.zeros(n, dtype=np.int64)
+        q_index = np.full(n, -1, dtype=np.int64)
+        q_scale = np.ones(n)
+        q_offset = np.zeros(n)
+        hidden = np.zeros(n, dtype=bool)
+        node_names = [self.root] + [j.child for j in order[1:] if j is not None]
+        node_joint = [""] * n
+        origin[0] = self.root_origin
+        axis[0] = (0.0, 0.0, 1.0)
+        dof_names: list[str] = []
+        lim: list[tuple[float, float]] = []
+        continuous: list[bool] = []
+        groups: dict[str, list[str]] = {}
+        dof_of_joint: dict[str, int] = {}
+        for i, j in enumerate(order):
+            if j is None:
+                continue
+            parent[i] = node_of[j.parent]
+            origin[i] = j.origin
+            axis[i] = j.axis
+            jtype[i] = _TYPES[j.type]
+            hidden[i] = j.hidden_child
+            node_joint[i] = j.group or j.name
+            if j.dof_name is not None:
+                dof_of_joint[j.name] = len(dof_names)
+                q_index[i] = len(dof_names)
+                dof_names.append(j.dof_name)
+                lim.append(j.limits)
+                continuous.append(j.type == "continuous")
+                groups.setdefault(j.group or j.name, []).append(j.dof_name)
+        for i, j in enumerate(order):
+            if j is None or j.mimic is None:
+                continue
+            src, mul, off = j.mimic
+            seen_m = {j.name}
+            while src not in dof_of_joint:
+                nxt = next((m for m in order[1:] if m is not None and m.name == src), None)
+                if nxt is None or nxt.mimic is None or src in seen_m:
+                    raise ModelStructureError(
+                        f"joint {j.name!r} mimics {src!r}, which is not a joint with a DoF; "
+                        f"joints are: {', '.join(dof_names)}"
+                    )
+                seen_m.add(src)
+                src, m2, o2 = nxt.mimic
+                mul, off = mul * m2, mul * o2 + off
+            q_index[i] = dof_of_joint[src]
+            q_scale[i] = mul
+            q_offset[i] = off
+        limits = np.array(lim, dtype=np.float64).reshape(-1, 2)
+        dof = len(dof_names)
+        q_neutral = np.zeros(dof)
+        for k, v in self._neutral.items():
+            if k not in dof_of_joint:
+                raise unknown_name("joint", k, dof_names)
+            q_neutral[dof_of_joint[k]] = v
+        q_neutral = np.clip(q_neutral, limits[:, 0], limits[:, 1]) if dof else q_neutral
+
+        frames = [nm for nm, h in zip(node_names, hidden) if not h]
+        if self._end_effectors is not None:
+            for f in self._end_effectors:
+                if f not in frames:
+                    raise unknown_name("frame", f, frames)
+            ee = tuple(self._end_effectors)
+        else:
+            has_child = set(parent[parent >= 0].tolist())
+            ee = tuple(node_names[i] for i in range(n) if i not in has_child and not hidden[i])
+        model = Model(
+            name=self.name,
+            node_names=tuple(node_names),
+            parent=parent,
+            origin=origin,
+            axis=axis,
+            joint_type=jtype,
+            q_index=q_index,
+            q_scale=q_scale,
+            q_offset=q_offset,
+            hidden=hidden,
+            node_joint=tuple(node_joint),
+            joint_names=tuple(dof_names),
+            limits=limits,
+            continuous=np.array(continuous, dtype=bool),
+            q_neutral=q_neutral,
+            joint_groups={k: tuple(v) for k, v in groups.items()},
+            end_effectors=ee,
+            presets=dict(self._presets),
+            units=self.units,
+            metadata=dict(self.metadata),
+        )
+        for p, joints_ in self._presets.items():
+            try:
+                model.joint_indices(joints_)
+            except Exception as exc:
+                raise ModelStructureError(f"preset {p!r}: {exc}") from None
+        return model

@@ -1,0 +1,45 @@
+"""File formats -> Model. Each loader turns one format into a :class:`Model` and nothing else."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import FileFormatError, UnknownNameError, UnsupportedError
+from ..model import Model
+from .dh import DHRow as DHRow, from_dh as from_dh
+from .urdf import load_urdf as load_urdf
+
+__all__ = ["DHRow", "from_dh", "load", "load_urdf"]
+
+_FORMATS = (".urdf", ".bvh")
+
+
+def load(name_or_path: str | os.PathLike[str]) -> Model:
+    """A built-in model by name (see ``kinetree.models.available()``) or a file.
+
+    Files: ``.urdf`` (through yourdfpy) and ``.bvh`` (the clip's skeleton).
+    """
+    from .. import models
+
+    if isinstance(name_or_path, str) and name_or_path in models.available():
+        return models.get(name_or_path)
+    p = Path(name_or_path)
+    suffix = p.suffix.lower()
+    if suffix in _FORMATS:
+        if not p.exists():
+            raise FileFormatError(f"file {str(p)!r} does not exist")
+        if suffix == ".urdf":
+            return load_urdf(p)
+        from .bvh import read_bvh
+
+        return read_bvh(p).model
+    if suffix:
+        raise UnsupportedError(
+            f"cannot load {str(p)!r}: file type {suffix!r} is not supported; "
+            f"supported files: {', '.join(_FORMATS)}"
+        )
+    raise UnknownNameError(
+        f"model {str(name_or_path)!r} not found; built-in models are: "
+        f"{', '.join(models.available())} (or pass a path to a .urdf or .bvh file)"
+    )

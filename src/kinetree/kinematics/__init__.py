@@ -1,0 +1,85 @@
+"""Forward kinematics and geometric Jacobians, batched over leading dimensions of ``q``.
+
+The public functions validate once and hand plain arrays to the compiled kernels
+in :mod:`kinetree.kinematics._kernels`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._validate import as_array
+from ..model import Model
+from . import _kernels
+
+__all__ = ["fk", "fk_all", "jacobian", "needed_nodes"]
+
+
+def needed_nodes(model: Model, frames: np.ndarray) -> np.ndarray:
+    """Sorted node indices on the paths from the root to ``frames`` (what FK must visit)."""
+    return _needed(model, tuple(int(f) for f in frames))
+
+
+@lru_cache(maxsize=256)
+def _needed_cached(parent: bytes, frames: tuple[int, ...]) -> np.ndarray:
+    par = np.frombuffer(parent, dtype=np.int64)
+    keep = np.zeros(par.shape[0], dtype=bool)
+    for f in frames:
+        k = f
+        while k >= 0 and not keep[k]:
+            keep[k] = True
+            k = int(par[k])
+    out = np.nonzero(keep)[0].astype(np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def _needed(model: Model, frames: tuple[int, ...]) -> np.ndarray:
+    return _needed_cached(model.parent.tobytes(), frames)
+
+
+def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
+    qa = as_array(q, "q", (model.dof,))
+    batch = qa.shape[:-1]
+    return np.ascontiguousarray(qa.reshape(-1, model.dof)), batch
+
+
+def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:
+    """World pose ``(..., 4, 4)`` of ``frame`` (default: the first end effector)."""
+    node = model.frame_index(frame)
+    Q, batch = _as_q(model, q)
+    fdata, idata = model.packed
+    frames = np.array([node], dtype=np.int64)
+    out = _kernels.fk_batch(Q, fdata, idata, _needed(model, (node,)), frames)
+    return out.reshape(*batch, 4, 4)
+
+
+def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
+    """World poses ``(..., n_frames, 4, 4)`` of every frame, in ``model.frame_names`` order."""
+    Q, batch = _as_q(model, q)
+    fdata, idata = model.packed
+    frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
+    nodes = np.arange(model.n_nodes, dtype=np.int64)
+    out = _kernels.fk_batch(Q, fdata, idata, nodes, frames)
+    return out.reshape(*batch, len(frames), 4, 4)
+
+
+def jacobian(
+    model: Model, q: ArrayLike, frame: str | None = None, point: ArrayLike | None = None
+) -> np.ndarray:
+    """Geometric Jacobian ``(..., 6, dof)`` in the world frame.
+
+    Rows 0-2 map joint velocities to the linear velocity [m/s] of the frame
+    origin (or of ``point``, given in the frame's coordinates [m]); rows 3-5 to
+    the angular velocity [rad/s]. Revolute column ``[a x (p - r); a]``,
+    prismatic ``[a; 0]`` (seed 000, section 2.4).
+    """
+    node = model.frame_index(frame)
+    Q, batch = _as_q(model, q)
+    off = np.zeros(3) if point is None else as_array(point, "point", (3,)).reshape(3)
+    fdata, idata = model.packed
+    out = _kernels.jacobian_batch(Q, fdata, idata, _needed(model, (node,)), node, off)
+    return out.reshape(*batch, 6, model.dof)

@@ -1,0 +1,324 @@
+"""The kinematic tree as immutable arrays.
+
+A :class:`Model` is a tree of *nodes* in topological order (every parent before
+its children). Each node is a link frame: its world pose is
+
+    T_world_node = T_world_parent @ origin @ motion(q)
+
+where ``origin`` is a fixed 4x4 transform and ``motion`` a rotation about (revolute)
+or translation along (prismatic) the node's ``axis`` by the joint coordinate, or
+the identity (fixed). A joint with several rotation axes (a ball joint) is a run
+of one-DoF nodes at one point, grouped under one user-facing name; its inner
+nodes are hidden from :attr:`Model.frame_names`.
+
+Models are built by :class:`kinetree.builder.ModelBuilder`, the loaders in
+:mod:`kinetree.io`, and :mod:`kinetree.models`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .errors import InvalidValueError, unknown_name
+
+if TYPE_CHECKING:
+    from .ik.result import IKResult
+
+__all__ = ["JOINT_TYPES", "Model"]
+
+JOINT_TYPES = ("fixed", "revolute", "prismatic")
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An immutable kinematic tree; see the module docstring for the conventions.
+
+    Node arrays (length ``n_nodes``): ``node_names``, ``parent`` (-1 for the root),
+    ``origin`` (n, 4, 4), ``axis`` (n, 3) unit vectors in the node frame,
+    ``joint_type`` (0 fixed, 1 revolute, 2 prismatic), ``q_index`` (index into
+    ``q`` or -1), ``q_scale``/``q_offset`` (mimic joints: value = scale*q + offset),
+    ``hidden`` (inner nodes of multi-axis joints), ``node_joint`` (the joint name
+    that moves the node, or "" for the root).
+
+    DoF arrays (length ``dof``): ``joint_names``, ``limits`` (dof, 2) in rad or m,
+    ``continuous``, ``q_neutral``.
+    """
+
+    name: str
+    node_names: tuple[str, ...]
+    parent: np.ndarray
+    origin: np.ndarray
+    axis: np.ndarray
+    joint_type: np.ndarray
+    q_index: np.ndarray
+    q_scale: np.ndarray
+    q_offset: np.ndarray
+    hidden: np.ndarray
+    node_joint: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    limits: np.ndarray
+    continuous: np.ndarray
+    q_neutral: np.ndarray
+    joint_groups: Mapping[str, tuple[str, ...]]
+    end_effectors: tuple[str, ...]
+    presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    units: str = "m"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for attr in (
+            "parent", "origin", "axis", "joint_type", "q_index", "q_scale", "q_offset",
+            "hidden", "limits", "continuous", "q_neutral",
+        ):  # fmt: skip
+            object.__setattr__(self, attr, _frozen(getattr(self, attr)))
+
+    # --- sizes and names ------------------------------------------------------------
+
+    @property
+    def dof(self) -> int:
+        """Number of degrees of freedom (length of ``q``)."""
+        return len(self.joint_names)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes (links, hidden ball-joint nodes, and tool frames)."""
+        return len(self.node_names)
+
+    @cached_property
+    def frame_names(self) -> tuple[str, ...]:
+        """Names of every frame: each link and each tool frame, in tree order."""
+        return tuple(n for n, h in zip(self.node_names, self.hidden) if not h)
+
+    @cached_property
+    def _node_of(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.node_names) if not self.hidden[i]}
+
+    @cached_property
+    def _dof_of(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.joint_names)}
+
+    def frame_index(self, frame: str | None = None) -> int:
+        """Node index of ``frame`` (default: the first end effector)."""
+        if frame is None:
+            frame = self.end_effectors[0]
+        try:
+            return self._node_of[frame]
+        except (KeyError, TypeError):
+            raise unknown_name("frame", frame, self.frame_names) from None
+
+    def joint_indices(self, names: str | Iterable[str]) -> np.ndarray:
+        """DoF indices of joint names, group names (a ball joint) or preset names."""
+        if isinstance(names, str):
+            names = [names]
+        out: list[int] = []
+        for name in names:
+            if name in self._dof_of:
+                out.append(self._dof_of[name])
+            elif name in self.joint_groups:
+                out.extend(self._dof_of[n] for n in self.joint_groups[name])
+            elif name in self.presets:
+                out.extend(self.joint_indices(self.presets[name]).tolist())
+            else:
+                valid = list(self.joint_names) + [
+                    g for g in self.joint_groups if g not in self._dof_of
+                ]
+                if self.presets:
+                    valid += [f"preset:{p}" for p in self.presets]
+                raise unknown_name("joint", name, valid)
+        return np.array(sorted(set(out)), dtype=np.int64)
+
+    def active_mask(self, names: str | Iterable[str] | None) -> np.ndarray:
+        """Boolean mask over ``q`` of the named joints/groups/presets (all when None)."""
+        mask = np.zeros(self.dof, dtype=bool)
+        if names is None:
+            mask[:] = True
+        else:
+            mask[self.joint_indices(names)] = True
+        return mask
+
+    # --- structure --------------------------------------------------------------------
+
+    @cached_property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        """Child node indices of every node."""
+        kids: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        for i, p in enumerate(self.parent):
+            if p >= 0:
+                kids[p].append(i)
+        return tuple(tuple(k) for k in kids)
+
+    def ancestors(self, node: int) -> np.ndarray:
+        """Node indices from the root to ``node`` inclusive."""
+        path = []
+        k = int(node)
+        while k >= 0:
+            path.append(k)
+            k = int(self.parent[k])
+        return np.array(path[::-1], dtype=np.int64)
+
+    def chain(self, tip: str | None = None, base: str | None = None) -> tuple[str, ...]:
+        """DoF names that move ``tip`` relative to ``base`` (default: the root), base first."""
+        tip_path = self.ancestors(self.frame_index(tip))
+        start = 0
+        if base is not None:
+            b = self.frame_index(base)
+            where = np.nonzero(tip_path == b)[0]
+            if where.size == 0:
+                raise InvalidValueError(
+                    f"frame {base!r} is not an ancestor of {tip or self.end_effectors[0]!r}; "
+                    f"ancestors are: {', '.join(self.node_names[k] for k in tip_path)}"
+                )
+            start = int(where[0]) + 1
+        names: list[str] = []
+        for k in tip_path[start:]:
+            qi = self.q_index[k]
+            if self.joint_type[k] != 0 and qi >= 0 and self.joint_names[qi] not in names:
+                names.append(self.joint_names[qi])
+        return tuple(names)
+
+    @cached_property
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(fdata, idata)``: the arrays the compiled kernels read (see kinematics._kernels)."""
+        n = self.n_nodes
+        fdata = np.zeros((n, 17))
+        fdata[:, :12] = self.origin[:, :3, :].reshape(n, 12)
+        fdata[:, 12:15] = self.axis
+        fdata[:, 15] = self.q_scale
+        fdata[:, 16] = self.q_offset
+        idata = np.zeros((n, 4), dtype=np.int64)
+        idata[:, 0] = self.parent
+        idata[:, 1] = self.joint_type
+        idata[:, 2] = self.q_index
+        for i in range(n):
+            a = self.axis[i]
+            k = int(np.argmax(np.abs(a)))
+            if abs(abs(a[k]) - 1.0) < 1e-15:
+                idata[i, 3] = (k + 1) * (1 if a[k] > 0 else -1)
+        return _frozen(fdata), _frozen(idata)
+
+    # --- configurations --------------------------------------------------------------
+
+    def neutral(self) -> np.ndarray:
+        """The model's neutral configuration (zeros clipped into the limits unless set)."""
+        return self.q_neutral.copy()
+
+    def random_configuration(
+        self, n: int | None = None, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
+        """Uniform random configuration(s) within limits: ``(dof,)`` or ``(n, dof)``.
+
+        Unlimited revolute joints sample [-pi, pi]; unlimited prismatic [-1, 1] m.
+        """
+        gen = np.random.default_rng(rng)
+        lo, hi = self.sampling_bounds()
+        shape = (self.dof,) if n is None else (int(n), self.dof)
+        return lo + (hi - lo) * gen.random(shape)
+
+    def sampling_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Finite ``(lo, hi)`` used for random sampling (see :meth:`random_configuration`)."""
+        lo = self.limits[:, 0].copy()
+        hi = self.limits[:, 1].copy()
+        prism = np.zeros(self.dof, dtype=bool)
+        for k in range(self.n_nodes):
+            if self.joint_type[k] == 2 and self.q_index[k] >= 0:
+                prism[self.q_index[k]] = True
+        span = np.where(prism, 1.0, np.pi)
+        lo = np.where(np.isfinite(lo), lo, -span)
+        hi = np.where(np.isfinite(hi), hi, span)
+        return lo, hi
+
+    def within_limits(self, q: ArrayLike, tol: float = 0.0) -> np.ndarray:
+        """Whether each configuration in ``q`` (..., dof) respects the limits."""
+        q = np.asarray(q, dtype=np.float64)
+        return np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
+
+    # --- kinematics (thin delegation; the work is in kinetree.kinematics / kinetree.ik) -
+
+    def fk(self, q: ArrayLike, frame: str | None = None) -> np.ndarray:
+        """World pose ``(..., 4, 4)`` of ``frame`` (default: first end effector) at ``q``."""
+        from .kinematics import fk
+
+        return fk(self, q, frame)
+
+    def fk_all(self, q: ArrayLike) -> np.ndarray:
+        """World poses ``(..., n_frames, 4, 4)`` of every frame, ordered as ``frame_names``."""
+        from .kinematics import fk_all
+
+        return fk_all(self, q)
+
+    def jacobian(
+        self, q: ArrayLike, frame: str | None = None, point: ArrayLike | None = None
+    ) -> np.ndarray:
+        """Geometric Jacobian ``(..., 6, dof)`` of ``frame`` (rows: linear then angular).
+
+        ``point`` is an optional offset in the frame's own coordinates [m].
+        """
+        from .kinematics import jacobian
+
+        return jacobian(self, q, frame, point)
+
+    def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
+        """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and options."""
+        from .ik import solve
+
+        return solve(self, target, frame, **options)
+
+    def ik_all(self, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
+        """Every closed-form IK branch ``(n_solutions, dof)``; see :func:`kinetree.ik.solve_all`."""
+        from .ik import solve_all
+
+        return solve_all(self, target, frame, **options)
+
+    def __repr__(self) -> str:
+        return (
+            f"Model({self.name!r}, dof={self.dof}, frames={len(self.frame_names)}, "
+            f"end_effectors={list(self.end_effectors)})"
+        )
+
+    # --- derived models --------------------------------------------------------------
+
+    def with_options(
+        self,
+        *,
+        end_effectors: Sequence[str] | None = None,
+        presets: Mapping[str, Sequence[str]] | None = None,
+        q_neutral: ArrayLike | None = None,
+        limits: ArrayLike | None = None,
+    ) -> Model:
+        """A copy with other end effectors, presets, neutral pose or limits."""
+        import dataclasses
+
+        changes: dict[str, Any] = {}
+        if end_effectors is not None:
+            for f in end_effectors:
+                self.frame_index(f)
+            changes["end_effectors"] = tuple(end_effectors)
+        if presets is not None:
+            for joints in presets.values():
+                self.joint_indices(joints)
+            changes["presets"] = {k: tuple(v) for k, v in presets.items()}
+        if q_neutral is not None:
+            from ._validate import as_array
+
+            qn = as_array(q_neutral, "q_neutral", (self.dof,))
+            changes["q_neutral"] = qn.copy()
+        if limits is not None:
+            from ._validate import as_array
+
+            lim = as_array(limits, "limits", (self.dof, 2), finite=False)
+            if np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
+                raise InvalidValueError("limits must be (lo, hi) pairs with lo <= hi")
+            changes["limits"] = lim.copy()
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,67 @@
+"""Built-in models: ``kinetree.models.available()`` lists them, ``get(name)`` builds one.
+
+Each factory's docstring says where its numbers come from. Factories with
+parameters (link lengths) can be called directly: ``models.planar_2r(1.0, 0.5)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from ..errors import unknown_name
+from ..model import Model
+from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis
+from .humanoid import humanoid
+from .quadruped import quadruped
+from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
+
+__all__ = [
+    "available",
+    "get",
+    "humanoid",
+    "iiwa14",
+    "panda",
+    "panda_urdf",
+    "planar_2r",
+    "planar_3r",
+    "planar_nr",
+    "quadruped",
+    "seed003_arm",
+    "six_axis",
+    "three_axis",
+    "ur3",
+    "ur5",
+    "ur10",
+]
+
+_REGISTRY: dict[str, Callable[[], Model]] = {
+    "planar2r": planar_2r,
+    "planar3r": planar_3r,
+    "three_axis": three_axis,
+    "six_axis": six_axis,
+    "seed003_arm": seed003_arm,
+    "panda": panda,
+    "panda_urdf": panda_urdf,
+    "ur3": ur3,
+    "ur5": ur5,
+    "ur10": ur10,
+    "iiwa14": iiwa14,
+    "humanoid": humanoid,
+    "quadruped": quadruped,
+}
+
+
+def available() -> tuple[str, ...]:
+    """Names of the built-in models."""
+    return tuple(_REGISTRY)
+
+
+@lru_cache(maxsize=None)
+def get(name: str) -> Model:
+    """The built-in model ``name`` (models are immutable, so one instance is shared)."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise unknown_name("model", name, _REGISTRY) from None
+    return factory()

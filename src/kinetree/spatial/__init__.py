@@ -1,0 +1,280 @@
+"""Homogeneous transforms in 2D (3x3) and 3D (4x4), rotations, SE(3) log/exp, pose error.
+
+Every function works on arrays with any number of leading batch dimensions:
+``rot_z(np.zeros((5, 2)))`` is ``(5, 2, 4, 4)``. Angles are radians, lengths
+metres (or whatever unit the caller uses consistently). Quaternions are
+``(w, x, y, z)``, scalar first. Roll-pitch-yaw follows URDF:
+``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.spatial.transform import Rotation
+
+from .._validate import as_array
+from . import _kernels
+
+__all__ = [
+    "axis_angle_to_matrix",
+    "compose",
+    "from_rotation_translation",
+    "inverse",
+    "matrix_to_axis_angle",
+    "matrix_to_quaternion",
+    "matrix_to_rpy",
+    "pose_error",
+    "quaternion_to_matrix",
+    "rot_x",
+    "rot_y",
+    "rot_z",
+    "rotation",
+    "rotation_2d",
+    "rpy_to_matrix",
+    "scaling",
+    "scaling_2d",
+    "se3_exp",
+    "se3_log",
+    "so3_exp",
+    "so3_log",
+    "transform_points",
+    "translation",
+    "translation_2d",
+]
+
+
+def _eye(batch: tuple[int, ...], n: int) -> np.ndarray:
+    return np.broadcast_to(np.eye(n), (*batch, n, n)).copy()
+
+
+# --- 2D -----------------------------------------------------------------------------
+
+
+def translation_2d(t: ArrayLike) -> np.ndarray:
+    """3x3 homogeneous translation by ``t = (tx, ty)``."""
+    t = as_array(t, "t", (2,))
+    T = _eye(t.shape[:-1], 3)
+    T[..., :2, 2] = t
+    return T
+
+
+def scaling_2d(s: ArrayLike) -> np.ndarray:
+    """3x3 homogeneous per-axis scaling by ``s = (sx, sy)``."""
+    s = as_array(s, "s", (2,))
+    T = _eye(s.shape[:-1], 3)
+    T[..., 0, 0] = s[..., 0]
+    T[..., 1, 1] = s[..., 1]
+    return T
+
+
+def rotation_2d(theta: ArrayLike) -> np.ndarray:
+    """3x3 homogeneous rotation by ``theta`` [rad], counter-clockwise."""
+    th = as_array(theta, "theta")
+    c, s = np.cos(th), np.sin(th)
+    T = _eye(th.shape, 3)
+    T[..., 0, 0], T[..., 0, 1] = c, -s
+    T[..., 1, 0], T[..., 1, 1] = s, c
+    return T
+
+
+# --- 3D -----------------------------------------------------------------------------
+
+
+def translation(t: ArrayLike) -> np.ndarray:
+    """4x4 homogeneous translation by ``t = (tx, ty, tz)``."""
+    t = as_array(t, "t", (3,))
+    T = _eye(t.shape[:-1], 4)
+    T[..., :3, 3] = t
+    return T
+
+
+def scaling(s: ArrayLike) -> np.ndarray:
+    """4x4 homogeneous per-axis scaling by ``s = (sx, sy, sz)`` (not rigid)."""
+    s = as_array(s, "s", (3,))
+    T = _eye(s.shape[:-1], 4)
+    for i in range(3):
+        T[..., i, i] = s[..., i]
+    return T
+
+
+def _axis_rot(theta: ArrayLike, i: int, j: int) -> np.ndarray:
+    th = as_array(theta, "theta")
+    c, s = np.cos(th), np.sin(th)
+    T = _eye(th.shape, 4)
+    T[..., i, i], T[..., i, j] = c, -s
+    T[..., j, i], T[..., j, j] = s, c
+    return T
+
+
+def rot_x(theta: ArrayLike) -> np.ndarray:
+    """4x4 rotation about x by ``theta`` [rad]."""
+    return _axis_rot(theta, 1, 2)
+
+
+def rot_y(theta: ArrayLike) -> np.ndarray:
+    """4x4 rotation about y by ``theta`` [rad]."""
+    return _axis_rot(theta, 2, 0)
+
+
+def rot_z(theta: ArrayLike) -> np.ndarray:
+    """4x4 rotation about z by ``theta`` [rad]."""
+    return _axis_rot(theta, 0, 1)
+
+
+def axis_angle_to_matrix(axis_angle: ArrayLike) -> np.ndarray:
+    """3x3 rotation from an axis-angle vector (direction = axis, norm = angle [rad])."""
+    w = as_array(axis_angle, "axis_angle", (3,))
+    flat = np.ascontiguousarray(w.reshape(-1, 3))
+    return _kernels.exp3_batch(flat).reshape(*w.shape[:-1], 3, 3)
+
+
+so3_exp = axis_angle_to_matrix
+
+
+def matrix_to_axis_angle(R: ArrayLike) -> np.ndarray:
+    """Axis-angle vector of a rotation matrix, angle in [0, pi]; exact near 0 and pi."""
+    R = as_array(R, "R", (3, 3))
+    flat = np.ascontiguousarray(R.reshape(-1, 3, 3))
+    return _kernels.log3_batch(flat).reshape(*R.shape[:-2], 3)
+
+
+so3_log = matrix_to_axis_angle
+
+
+def rotation(axis: ArrayLike, angle: ArrayLike) -> np.ndarray:
+    """4x4 rotation by ``angle`` [rad] about the (not necessarily unit) ``axis``."""
+    a = as_array(axis, "axis", (3,))
+    n = np.linalg.norm(a, axis=-1, keepdims=True)
+    if np.any(n == 0.0):
+        from ..errors import InvalidValueError
+
+        raise InvalidValueError("rotation axis must be non-zero")
+    th = as_array(angle, "angle")
+    w = a / n * th[..., None]
+    T = _eye(w.shape[:-1], 4)
+    T[..., :3, :3] = axis_angle_to_matrix(w)
+    return T
+
+
+def from_rotation_translation(R: ArrayLike, p: ArrayLike) -> np.ndarray:
+    """4x4 pose from a 3x3 rotation and a translation ``p`` (broadcast together)."""
+    R = as_array(R, "R", (3, 3))
+    p = as_array(p, "p", (3,))
+    batch = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+    T = _eye(batch, 4)
+    T[..., :3, :3] = R
+    T[..., :3, 3] = p
+    return T
+
+
+def compose(*transforms: ArrayLike) -> np.ndarray:
+    """Product ``T1 @ T2 @ ...`` of homogeneous transforms (all 3x3 or all 4x4)."""
+    if not transforms:
+        raise ValueError("compose needs at least one transform")
+    out = np.asarray(transforms[0], dtype=np.float64)
+    for T in transforms[1:]:
+        out = out @ np.asarray(T, dtype=np.float64)
+    return out
+
+
+def inverse(T: ArrayLike) -> np.ndarray:
+    """Inverse of a rigid transform (3x3 or 4x4): ``[R^T, -R^T p]``, no general inverse."""
+    T = np.asarray(T, dtype=np.float64)
+    n = T.shape[-1]
+    R = T[..., : n - 1, : n - 1]
+    p = T[..., : n - 1, n - 1]
+    out = np.zeros_like(T)
+    Rt = np.swapaxes(R, -1, -2)
+    out[..., : n - 1, : n - 1] = Rt
+    out[..., : n - 1, n - 1] = -np.einsum("...ij,...j->...i", Rt, p)
+    out[..., n - 1, n - 1] = 1.0
+    return out
+
+
+def transform_points(T: ArrayLike, points: ArrayLike) -> np.ndarray:
+    """Apply homogeneous ``T`` ((..., d+1, d+1)) to points ``(..., d)``."""
+    T = np.asarray(T, dtype=np.float64)
+    pts = np.asarray(points, dtype=np.float64)
+    n = T.shape[-1] - 1
+    return np.einsum("...ij,...j->...i", T[..., :n, :n], pts) + T[..., :n, n]
+
+
+def rpy_to_matrix(rpy: ArrayLike) -> np.ndarray:
+    """3x3 rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` from ``(roll, pitch, yaw)`` [rad]."""
+    rpy = as_array(rpy, "rpy", (3,))
+    flat = rpy.reshape(-1, 3)
+    R = Rotation.from_euler("xyz", flat).as_matrix()
+    return R.reshape(*rpy.shape[:-1], 3, 3)
+
+
+def matrix_to_rpy(R: ArrayLike) -> np.ndarray:
+    """``(roll, pitch, yaw)`` [rad] of a rotation matrix; inverse of :func:`rpy_to_matrix`."""
+    R = as_array(R, "R", (3, 3))
+    flat = R.reshape(-1, 3, 3)
+    return Rotation.from_matrix(flat).as_euler("xyz").reshape(*R.shape[:-2], 3)
+
+
+def quaternion_to_matrix(q: ArrayLike) -> np.ndarray:
+    """3x3 rotation from a quaternion ``(w, x, y, z)`` (normalised first)."""
+    q = as_array(q, "quaternion", (4,))
+    flat = q.reshape(-1, 4)
+    return Rotation.from_quat(flat, scalar_first=True).as_matrix().reshape(*q.shape[:-1], 3, 3)
+
+
+def matrix_to_quaternion(R: ArrayLike) -> np.ndarray:
+    """Unit quaternion ``(w, x, y, z)`` with ``w >= 0`` of a rotation matrix."""
+    R = as_array(R, "R", (3, 3))
+    flat = R.reshape(-1, 3, 3)
+    quat = Rotation.from_matrix(flat).as_quat(canonical=True, scalar_first=True)
+    return quat.reshape(*R.shape[:-2], 4)
+
+
+def _so3_left_jacobian(w: np.ndarray) -> np.ndarray:
+    """Left Jacobian V(w) of SO(3) with series expansion near 0; ``(..., 3, 3)``."""
+    th = np.linalg.norm(w, axis=-1)[..., None, None]
+    W = np.zeros((*w.shape[:-1], 3, 3))
+    W[..., 0, 1], W[..., 0, 2] = -w[..., 2], w[..., 1]
+    W[..., 1, 0], W[..., 1, 2] = w[..., 2], -w[..., 0]
+    W[..., 2, 0], W[..., 2, 1] = -w[..., 1], w[..., 0]
+    small = th < 1e-4
+    ths = np.where(small, 1.0, th)
+    a = np.where(small, 0.5 - th**2 / 24.0, (1.0 - np.cos(ths)) / ths**2)
+    b = np.where(small, 1.0 / 6.0 - th**2 / 120.0, (ths - np.sin(ths)) / ths**3)
+    return np.eye(3) + a * W + b * (W @ W)
+
+
+def se3_exp(xi: ArrayLike) -> np.ndarray:
+    """SE(3) exponential of a twist ``xi = (v, w)`` -> 4x4 pose."""
+    xi = as_array(xi, "xi", (6,))
+    v, w = xi[..., :3], xi[..., 3:]
+    T = _eye(xi.shape[:-1], 4)
+    T[..., :3, :3] = axis_angle_to_matrix(w)
+    T[..., :3, 3] = np.einsum("...ij,...j->...i", _so3_left_jacobian(w), v)
+    return T
+
+
+def se3_log(T: ArrayLike) -> np.ndarray:
+    """SE(3) logarithm of a pose -> twist ``(v, w)`` with ``se3_exp(se3_log(T)) == T``."""
+    T = as_array(T, "T", (4, 4))
+    w = matrix_to_axis_angle(T[..., :3, :3])
+    V = _so3_left_jacobian(w)
+    v = np.linalg.solve(V, T[..., :3, 3][..., None])[..., 0]
+    return np.concatenate([v, w], axis=-1)
+
+
+def pose_error(T_target: ArrayLike, T_current: ArrayLike) -> np.ndarray:
+    """Error every solver drives to zero: ``(p_t - p_c, log(R_t R_c^T))`` in the world frame.
+
+    The first three entries are metres, the last three an axis-angle vector in
+    radians (its norm is the rotation angle between the two orientations).
+    Shapes ``(..., 4, 4)`` broadcast together; result ``(..., 6)``.
+    """
+    Tt = as_array(T_target, "T_target", (4, 4))
+    Tc = as_array(T_current, "T_current", (4, 4))
+    Tt, Tc = np.broadcast_arrays(Tt, Tc)
+    batch = Tt.shape[:-2]
+    Rt = np.ascontiguousarray(Tt[..., :3, :3].reshape(-1, 3, 3))
+    Rc = np.ascontiguousarray(Tc[..., :3, :3].reshape(-1, 3, 3))
+    rot = _kernels.rotation_error_batch(Rt, Rc).reshape(*batch, 3)
+    return np.concatenate([Tt[..., :3, 3] - Tc[..., :3, 3], rot], axis=-1)
