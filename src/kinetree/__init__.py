@@ -20,6 +20,7 @@ from .model import Model as Model
 __version__ = "0.1.0"
 
 __all__ = [
+    "BVHClip",
     "FileFormatError",
     "InvalidValueError",
     "KinetreeError",
@@ -31,4 +32,10 @@ __all__ = [
     "UnknownNameError",
     "UnsupportedError",
     "load",
+    "read_bvh",
+    "write_bvh",
 ]
+
+from .io.bvh import BVHClip as BVHClip
+from .io.bvh import read_bvh as read_bvh
+from .io.bvh import write_bvh as write_bvh

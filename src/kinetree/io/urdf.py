@@ -36,7 +36,7 @@ def load_urdf(path_or_text: str | os.PathLike[str], *, name: str | None = None) 
         p = Path(path_or_text)
         source = str(p)
         try:
-            text = p.read_text()
+            text = p.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise FileFormatError(f"cannot read URDF file {source}: {exc.strerror}") from None
     try:
@@ -45,7 +45,7 @@ def load_urdf(path_or_text: str | os.PathLike[str], *, name: str | None = None) 
         raise FileFormatError(f"{source}: not well-formed XML: {exc}") from None
     try:
         robot = yourdfpy.URDF.load(
-            io.StringIO(text),
+            io.BytesIO(text.encode("utf-8")),
             build_scene_graph=False,
             build_collision_scene_graph=False,
             load_meshes=False,

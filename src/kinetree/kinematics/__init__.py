@@ -44,7 +44,7 @@ def _needed(model: Model, frames: tuple[int, ...]) -> np.ndarray:
 def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
     qa = as_array(q, "q", (model.dof,))
     batch = qa.shape[:-1]
-    return np.ascontiguousarray(qa.reshape(-1, model.dof)), batch
+    return np.ascontiguousarray(qa.reshape(int(np.prod(batch, dtype=np.int64)), model.dof)), batch
 
 
 def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:

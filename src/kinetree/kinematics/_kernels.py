@@ -25,55 +25,51 @@ REVOLUTE = 1
 PRISMATIC = 2
 
 
-@njit(cache=True, inline="always")
-def joint_value(q: np.ndarray, fd: np.ndarray, qi: int) -> float:
-    """Joint coordinate of a node: ``mul * q[qi] + offset`` (rad or m)."""
-    if qi < 0:
-        return fd[16]
-    return fd[15] * q[qi] + fd[16]
-
-
 @njit(cache=True)
 def node_transform(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, W: np.ndarray) -> None:
-    """Write the world transform of node ``i`` into ``W[i]``; its parent must be done."""
-    fd = fdata[i]
+    """Write the world transform of node ``i`` into ``W[i]``; its parent must be done.
+
+    Written with scalar indexing only (no array views) because this is the
+    innermost loop of every solver.
+    """
     p = idata[i, 0]
     jt = idata[i, 1]
-    Wi = W[i]
     if p < 0:
         for r in range(3):
             for c in range(4):
-                Wi[r, c] = fd[4 * r + c]
+                W[i, r, c] = fdata[i, 4 * r + c]
     else:
-        Wp = W[p]
+        o00, o01, o02, o03 = fdata[i, 0], fdata[i, 1], fdata[i, 2], fdata[i, 3]
+        o10, o11, o12, o13 = fdata[i, 4], fdata[i, 5], fdata[i, 6], fdata[i, 7]
+        o20, o21, o22, o23 = fdata[i, 8], fdata[i, 9], fdata[i, 10], fdata[i, 11]
         for r in range(3):
-            a0 = Wp[r, 0]
-            a1 = Wp[r, 1]
-            a2 = Wp[r, 2]
-            for c in range(3):
-                Wi[r, c] = a0 * fd[c] + a1 * fd[4 + c] + a2 * fd[8 + c]
-            Wi[r, 3] = a0 * fd[3] + a1 * fd[7] + a2 * fd[11] + Wp[r, 3]
+            a0 = W[p, r, 0]
+            a1 = W[p, r, 1]
+            a2 = W[p, r, 2]
+            W[i, r, 0] = a0 * o00 + a1 * o10 + a2 * o20
+            W[i, r, 1] = a0 * o01 + a1 * o11 + a2 * o21
+            W[i, r, 2] = a0 * o02 + a1 * o12 + a2 * o22
+            W[i, r, 3] = a0 * o03 + a1 * o13 + a2 * o23 + W[p, r, 3]
     if jt == REVOLUTE:
-        th = joint_value(q, fd, idata[i, 2])
+        qi = idata[i, 2]
+        th = fdata[i, 16] if qi < 0 else fdata[i, 15] * q[qi] + fdata[i, 16]
         code = idata[i, 3]
+        c = math.cos(th)
+        s = math.sin(th)
         if code != 0:
-            ax = abs(code) - 1
             if code < 0:
-                th = -th
-            c = math.cos(th)
-            s = math.sin(th)
+                s = -s
+            ax = abs(code) - 1
             # Columns j, k span the plane of rotation about axis ``ax`` (right-handed).
-            j = (ax + 1) % 3
-            k = (ax + 2) % 3
+            j = 1 if ax == 0 else (2 if ax == 1 else 0)
+            k = 2 if ax == 0 else (0 if ax == 1 else 1)
             for r in range(3):
-                cj = Wi[r, j]
-                ck = Wi[r, k]
-                Wi[r, j] = c * cj + s * ck
-                Wi[r, k] = -s * cj + c * ck
+                cj = W[i, r, j]
+                ck = W[i, r, k]
+                W[i, r, j] = c * cj + s * ck
+                W[i, r, k] = c * ck - s * cj
         else:
-            x, y, z = fd[12], fd[13], fd[14]
-            c = math.cos(th)
-            s = math.sin(th)
+            x, y, z = fdata[i, 12], fdata[i, 13], fdata[i, 14]
             t = 1.0 - c
             R00 = c + x * x * t
             R01 = x * y * t - z * s
@@ -85,16 +81,18 @@ def node_transform(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, 
             R21 = z * y * t + x * s
             R22 = c + z * z * t
             for r in range(3):
-                m0 = Wi[r, 0]
-                m1 = Wi[r, 1]
-                m2 = Wi[r, 2]
-                Wi[r, 0] = m0 * R00 + m1 * R10 + m2 * R20
-                Wi[r, 1] = m0 * R01 + m1 * R11 + m2 * R21
-                Wi[r, 2] = m0 * R02 + m1 * R12 + m2 * R22
+                m0 = W[i, r, 0]
+                m1 = W[i, r, 1]
+                m2 = W[i, r, 2]
+                W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
+                W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
+                W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
     elif jt == PRISMATIC:
-        d = joint_value(q, fd, idata[i, 2])
+        qi = idata[i, 2]
+        d = fdata[i, 16] if qi < 0 else fdata[i, 15] * q[qi] + fdata[i, 16]
+        x, y, z = fdata[i, 12], fdata[i, 13], fdata[i, 14]
         for r in range(3):
-            Wi[r, 3] += d * (Wi[r, 0] * fd[12] + Wi[r, 1] * fd[13] + Wi[r, 2] * fd[14])
+            W[i, r, 3] += d * (W[i, r, 0] * x + W[i, r, 1] * y + W[i, r, 2] * z)
 
 
 @njit(cache=True)
@@ -118,21 +116,21 @@ def jacobian_add(
     Rows are linear then angular velocity in the world frame. Revolute column
     ``[a x (p - r); a]``, prismatic ``[a; 0]``; mimic joints add ``mul`` times theirs.
     """
+    px, py, pz = p[0], p[1], p[2]
     k = node
     while k >= 0:
         jt = idata[k, 1]
         qi = idata[k, 2]
         if jt != FIXED and qi >= 0:
-            fd = fdata[k]
-            Wk = W[k]
-            mul = fd[15]
-            ax = Wk[0, 0] * fd[12] + Wk[0, 1] * fd[13] + Wk[0, 2] * fd[14]
-            ay = Wk[1, 0] * fd[12] + Wk[1, 1] * fd[13] + Wk[1, 2] * fd[14]
-            az = Wk[2, 0] * fd[12] + Wk[2, 1] * fd[13] + Wk[2, 2] * fd[14]
+            mul = fdata[k, 15]
+            x, y, z = fdata[k, 12], fdata[k, 13], fdata[k, 14]
+            ax = W[k, 0, 0] * x + W[k, 0, 1] * y + W[k, 0, 2] * z
+            ay = W[k, 1, 0] * x + W[k, 1, 1] * y + W[k, 1, 2] * z
+            az = W[k, 2, 0] * x + W[k, 2, 1] * y + W[k, 2, 2] * z
             if jt == REVOLUTE:
-                dx = p[0] - Wk[0, 3]
-                dy = p[1] - Wk[1, 3]
-                dz = p[2] - Wk[2, 3]
+                dx = px - W[k, 0, 3]
+                dy = py - W[k, 1, 3]
+                dz = pz - W[k, 2, 3]
                 J[0, qi] += mul * (ay * dz - az * dy)
                 J[1, qi] += mul * (az * dx - ax * dz)
                 J[2, qi] += mul * (ax * dy - ay * dx)

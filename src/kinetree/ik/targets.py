@@ -1,0 +1,167 @@
+"""What a frame should reach: a position, an orientation, a pose, or a direction.
+
+Each target may carry a per-axis ``mask`` (which world axes count) and a
+``weight`` (scalar or per axis) used by the solvers; success is judged on the
+masked components only, unweighted, against the tolerances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._validate import as_array, check_rigid
+from ..errors import InvalidValueError
+
+__all__ = ["Direction", "Orientation", "Pose", "Position", "Target"]
+
+
+def _vec3(x: ArrayLike | None, name: str, default: float) -> np.ndarray:
+    if x is None:
+        return np.full(3, default)
+    a = as_array(x, name)
+    if a.ndim == 0:
+        return np.full(3, float(a))
+    if a.shape != (3,):
+        raise InvalidValueError(f"{name} must be a scalar or 3 values (x, y, z), got shape {a.shape}")
+    return a.astype(float)
+
+
+_ONES3 = np.ones(3)
+_EYE9 = np.eye(3).reshape(9)
+
+
+def _weights(mask: ArrayLike | None, weight: ArrayLike | None, name: str) -> np.ndarray:
+    if mask is None and weight is None:
+        return _ONES3
+    w = _vec3(weight, f"{name} weight", 1.0)
+    if np.any(w < 0):
+        raise InvalidValueError(f"{name} weight must be >= 0, got {w.tolist()}")
+    if mask is not None:
+        m = np.asarray(mask, dtype=bool)
+        if m.shape != (3,):
+            raise InvalidValueError(f"{name} mask must be 3 booleans (x, y, z), got {mask!r}")
+        w = w * m
+    return w
+
+
+@dataclass(frozen=True)
+class Position:
+    """Frame origin (plus an optional ``point`` offset in the frame, [m]) at ``xyz`` [m]."""
+
+    xyz: ArrayLike
+    mask: ArrayLike | None = None
+    weight: ArrayLike | None = None
+    point: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """Frame orientation equal to the 3x3 rotation ``R`` (mask: world axes of the error)."""
+
+    R: ArrayLike
+    mask: ArrayLike | None = None
+    weight: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Full 4x4 pose ``T``; ``position_weight`` [1/m] and ``orientation_weight`` [1/rad]."""
+
+    T: ArrayLike
+    position_mask: ArrayLike | None = None
+    orientation_mask: ArrayLike | None = None
+    position_weight: ArrayLike | None = None
+    orientation_weight: ArrayLike | None = None
+    point: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class Direction:
+    """Point the frame's local ``axis`` along the world ``direction`` (a look-at).
+
+    Orientation-only with two constrained DoF: the twist about ``axis`` is free.
+    """
+
+    direction: ArrayLike
+    axis: ArrayLike = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    weight: float = 1.0
+
+
+Target = Position | Orientation | Pose | Direction
+
+# Layout of one target row in the kernels' float array (see ik/_kernels.py).
+TF_SIZE = 24
+KIND_FRAME = 0
+KIND_DIRECTION = 1
+
+
+def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[int, ...]]:
+    """``(tf, kind, batch_shape)``: the target as ``(..., 24)`` floats for the kernels.
+
+    Layout: ``[0:3]`` position or direction, ``[3:12]`` rotation (row-major),
+    ``[12:18]`` weights (x, y, z position; x, y, z rotation), ``[18:21]`` point
+    offset or local axis. Rigidity and finiteness are checked here once.
+    """
+    if isinstance(target, np.ndarray) or isinstance(target, (list, tuple)):
+        target = Pose(target)
+    if isinstance(target, Pose):
+        # Finiteness and rigidity of poses are checked by the solver kernel itself
+        # (status codes), so a raw array costs no extra pass here.
+        T = as_array(target.T, "target pose", (4, 4), finite=False)
+        batch = T.shape[:-2]
+        tf = np.zeros((*batch, TF_SIZE))
+        tf[..., 0:3] = T[..., :3, 3]
+        tf[..., 3:12] = T[..., :3, :3].reshape(*batch, 9)
+        tf[..., 12:15] = _weights(target.position_mask, target.position_weight, "position")
+        tf[..., 15:18] = _weights(target.orientation_mask, target.orientation_weight, "orientation")
+        if target.point is not None:
+            tf[..., 18:21] = _vec3(target.point, "point", 0.0)
+        return tf, KIND_FRAME, batch
+    if isinstance(target, Position):
+        p = as_array(target.xyz, "target position", (3,))
+        batch = p.shape[:-1]
+        tf = np.zeros((*batch, TF_SIZE))
+        tf[..., 0:3] = p
+        tf[..., 3:12] = _EYE9
+        tf[..., 12:15] = _weights(target.mask, target.weight, "position")
+        if target.point is not None:
+            tf[..., 18:21] = _vec3(target.point, "point", 0.0)
+        return tf, KIND_FRAME, batch
+    if isinstance(target, Orientation):
+        R = as_array(target.R, "target orientation", (3, 3))
+        T = np.zeros((*R.shape[:-2], 4, 4))
+        T[..., :3, :3] = R
+        T[..., 3, 3] = 1.0
+        check_rigid(T, "target orientation")
+        batch = R.shape[:-2]
+        tf = np.zeros((*batch, TF_SIZE))
+        tf[..., 3:12] = R.reshape(*batch, 9)
+        tf[..., 15:18] = _weights(target.mask, target.weight, "orientation")
+        return tf, KIND_FRAME, batch
+    if isinstance(target, Direction):
+        d = as_array(target.direction, "target direction", (3,))
+        a = as_array(target.axis, "direction axis", (3,))
+        if a.shape != (3,):
+            raise InvalidValueError("Direction.axis must be one 3-vector in the frame")
+        nd = np.linalg.norm(d, axis=-1, keepdims=True)
+        na = float(np.linalg.norm(a))
+        if np.any(nd < 1e-12) or na < 1e-12:
+            raise InvalidValueError("Direction needs non-zero direction and axis vectors")
+        w = float(target.weight)
+        if not np.isfinite(w) or w < 0:
+            raise InvalidValueError(f"Direction weight must be finite and >= 0, got {target.weight!r}")
+        batch = d.shape[:-1]
+        tf = np.zeros((*batch, TF_SIZE))
+        tf[..., 0:3] = d / nd
+        tf[..., 3:12] = np.eye(3).reshape(9)
+        tf[..., 15:18] = w
+        tf[..., 18:21] = a / na
+        return tf, KIND_DIRECTION, batch
+    raise InvalidValueError(
+        f"target of type {type(target).__name__} is not understood; give a 4x4 pose array, "
+        "Position, Orientation, Pose, Direction, or a dict {frame: target}"
+    )
