@@ -1,41 +1,58 @@
-"""kinetree: forward and inverse kinematics for robot arms and animated characters."""
+"""kinetree: forward and inverse kinematics for robot arms and animated characters.
+
+import kinetree
+panda = kinetree.load("panda")
+T = panda.fk(panda.neutral())          # 4x4 pose of the flange
+result = panda.ik(T @ kinetree.spatial.translation([0.05, 0, 0]))
+result.success, result.q
+"""
 
 from __future__ import annotations
 
+from . import models as models
+from . import spatial as spatial
 from .builder import ModelBuilder as ModelBuilder
-from .errors import (
-    FileFormatError as FileFormatError,
-    InvalidValueError as InvalidValueError,
-    KinetreeError as KinetreeError,
-    ModelStructureError as ModelStructureError,
-    NotRigidError as NotRigidError,
-    ShapeError as ShapeError,
-    UnknownNameError as UnknownNameError,
-    UnsupportedError as UnsupportedError,
-)
-from . import models as models, spatial as spatial
+from .errors import FileFormatError as FileFormatError
+from .errors import InvalidValueError as InvalidValueError
+from .errors import KinetreeError as KinetreeError
+from .errors import ModelStructureError as ModelStructureError
+from .errors import NotRigidError as NotRigidError
+from .errors import ShapeError as ShapeError
+from .errors import UnknownNameError as UnknownNameError
+from .errors import UnsupportedError as UnsupportedError
+from .ik import Direction as Direction
+from .ik import IKResult as IKResult
+from .ik import Orientation as Orientation
+from .ik import Pose as Pose
+from .ik import Position as Position
 from .io import load as load
+from .io.bvh import BVHClip as BVHClip
+from .io.bvh import read_bvh as read_bvh
+from .io.bvh import write_bvh as write_bvh
 from .model import Model as Model
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BVHClip",
+    "Direction",
     "FileFormatError",
+    "IKResult",
     "InvalidValueError",
     "KinetreeError",
     "Model",
     "ModelBuilder",
     "ModelStructureError",
     "NotRigidError",
+    "Orientation",
+    "Pose",
+    "Position",
     "ShapeError",
     "UnknownNameError",
     "UnsupportedError",
     "load",
+    "models",
     "read_bvh",
+    "spatial",
     "write_bvh",
 ]
-
-from .io.bvh import BVHClip as BVHClip
-from .io.bvh import read_bvh as read_bvh
-from .io.bvh import write_bvh as write_bvh

@@ -9,7 +9,9 @@ import numpy as np
 from .errors import InvalidValueError, NotRigidError, ShapeError
 
 
-def as_array(x: Any, name: str, trailing: tuple[int, ...] = (), *, finite: bool = True) -> np.ndarray:
+def as_array(
+    x: Any, name: str, trailing: tuple[int, ...] = (), *, finite: bool = True
+) -> np.ndarray:
     """``x`` as a float64 array whose last dimensions are ``trailing``.
 
     Raises :class:`ShapeError` for a wrong shape and :class:`InvalidValueError`

@@ -151,7 +151,7 @@ class ModelBuilder:
         ``f"{name}_{axis}"`` ("shoulder_x") for named axes, ``f"{name}_{k}"``
         otherwise, all grouped under ``name``.
         """
-        ax_list: list[ArrayLike | str] = list(axes) if isinstance(axes, str) else list(axes)
+        ax_list: list[ArrayLike | str] = list(axes)
         if not ax_list:
             raise InvalidValueError(f"ball joint {name!r} needs at least one axis")
         if limits is not None and len(limits) != len(ax_list):
@@ -201,7 +201,9 @@ class ModelBuilder:
         try:
             lo, hi = (float(limits[0]), float(limits[1]))
         except (TypeError, ValueError, IndexError):
-            raise InvalidValueError(f"joint {name!r}: limits must be (lo, hi), got {limits!r}") from None
+            raise InvalidValueError(
+                f"joint {name!r}: limits must be (lo, hi), got {limits!r}"
+            ) from None
         if np.isnan(lo) or np.isnan(hi) or lo > hi:
             raise InvalidValueError(f"joint {name!r}: limits must satisfy lo <= hi, got {limits!r}")
         return (lo, hi)
@@ -279,9 +281,10 @@ class ModelBuilder:
         continuous: list[bool] = []
         groups: dict[str, list[str]] = {}
         dof_of_joint: dict[str, int] = {}
-        for i, j in enumerate(order):
-            if j is None:
+        for i, jo in enumerate(order):
+            if jo is None:
                 continue
+            j = jo
             parent[i] = node_of[j.parent]
             origin[i] = j.origin
             axis[i] = j.axis
@@ -295,10 +298,11 @@ class ModelBuilder:
                 lim.append(j.limits)
                 continuous.append(j.type == "continuous")
                 groups.setdefault(j.group or j.name, []).append(j.dof_name)
-        for i, j in enumerate(order):
-            if j is None or j.mimic is None:
+        for i, jo in enumerate(order):
+            if jo is None or jo.mimic is None:
                 continue
-            src, mul, off = j.mimic
+            j = jo
+            src, mul, off = jo.mimic
             seen_m = {j.name}
             while src not in dof_of_joint:
                 nxt = next((m for m in order[1:] if m is not None and m.name == src), None)

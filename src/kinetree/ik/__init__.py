@@ -32,6 +32,7 @@ __all__ = [
     "solve_all",
 ]
 
+
 def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -> IKResult:
     """Find ``q`` that brings ``frame`` (default: first end effector) to ``target``.
 
@@ -184,7 +185,9 @@ def _batched(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) 
     msg = np.where(
         success,
         "converged",
-        np.where(reachable, "not converged within the iteration/time budget", "target out of reach"),
+        np.where(
+            reachable, "not converged within the iteration/time budget", "target out of reach"
+        ),
     )
     return IKResult(
         q=out[:, :dof].reshape(*batch, dof),
@@ -242,7 +245,9 @@ def _raise_status(status: int, where: str = "") -> None:
 
 def _message(success: bool, reachable: bool, iters: int, restarts: int) -> str:
     if success:
-        return f"converged in {iters} iterations" + (f" after {restarts} restarts" if restarts else "")
+        return f"converged in {iters} iterations" + (
+            f" after {restarts} restarts" if restarts else ""
+        )
     if not reachable:
         return (
             "target out of reach: farther from the first active joint than the chain can "

@@ -58,14 +58,18 @@ ST_NOT_CONVERGED = 1
 ST_NONFINITE = 2
 ST_NOT_RIGID = 3
 
-_clock_gettime = types.ExternalFunction("clock_gettime", types.int32(types.int32, types.voidptr))
+# Resolved by name at link time (so functions that call it can still be cached).
+_clock_gettime = types.ExternalFunction(
+    "clock_gettime",
+    types.int32(types.int32, types.voidptr),
+)
 
 
 @njit(cache=True)
 def monotonic() -> float:
     """CLOCK_MONOTONIC in seconds, callable from compiled code."""
     buf = np.empty(2, np.int64)
-    _clock_gettime(1, buf.ctypes.data)
+    _clock_gettime(1, buf.ctypes.data)  # type: ignore[call-overload]
     return buf[0] + 1e-9 * buf[1]
 
 
@@ -332,7 +336,9 @@ def assemble(
 
 
 @njit(cache=True)
-def step_pinv(J: np.ndarray, e: np.ndarray, cutoff: float, form: int, dq: np.ndarray, A: np.ndarray) -> None:
+def step_pinv(
+    J: np.ndarray, e: np.ndarray, cutoff: float, form: int, dq: np.ndarray, A: np.ndarray
+) -> None:
     """Pseudoinverse step: SVD ``V S^-1 U^T e`` with small singular values cut, or the
     normal-equation form ``J^T (J J^T)^-1 e`` of seed 001."""
     m, na = J.shape
@@ -378,7 +384,9 @@ def step_transpose(J: np.ndarray, e: np.ndarray, dq: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def step_sdls(J: np.ndarray, e: np.ndarray, rows: np.ndarray, cutoff: float, dq: np.ndarray) -> None:
+def step_sdls(
+    J: np.ndarray, e: np.ndarray, rows: np.ndarray, cutoff: float, dq: np.ndarray
+) -> None:
     """Selectively damped least squares (Buss and Kim, 2005), gamma_max = pi/4.
 
     End-effector blocks are the position and rotation row groups of each target.
@@ -525,7 +533,11 @@ def ccd_sweep(
                     wx, wy, wz = tf[0] - rx, tf[1] - ry, tf[2] - rz
                     av = ax * vx + ay * vy + az * vz
                     B += cp * (wx * (vx - av * ax) + wy * (vy - av * ay) + wz * (vz - av * az))
-                    C += cp * (wx * (ay * vz - az * vy) + wy * (az * vx - ax * vz) + wz * (ax * vy - ay * vx))
+                    C += cp * (
+                        wx * (ay * vz - az * vy)
+                        + wy * (az * vx - ax * vz)
+                        + wz * (ax * vy - ay * vx)
+                    )
                     num += cp * (ax * (tf[0] - p[0]) + ay * (tf[1] - p[1]) + az * (tf[2] - p[2]))
                     den += cp
                 co = (tf[15] + tf[16] + tf[17]) / 3.0 * 0.25  # lever of 0.5 m per radian
@@ -535,7 +547,11 @@ def ccd_sweep(
                         wx, wy, wz = tf[3 + j], tf[6 + j], tf[9 + j]
                         av = ax * vx + ay * vy + az * vz
                         B += co * (wx * (vx - av * ax) + wy * (vy - av * ay) + wz * (vz - av * az))
-                        C += co * (wx * (ay * vz - az * vy) + wy * (az * vx - ax * vz) + wz * (ax * vy - ay * vx))
+                        C += co * (
+                            wx * (ay * vz - az * vy)
+                            + wy * (az * vx - ax * vz)
+                            + wz * (ax * vy - ay * vx)
+                        )
             else:
                 co = tf[15] * 0.25
                 vx = Wt[0, 0] * tf[18] + Wt[0, 1] * tf[19] + Wt[0, 2] * tf[20]
@@ -544,7 +560,9 @@ def ccd_sweep(
                 wx, wy, wz = tf[0], tf[1], tf[2]
                 av = ax * vx + ay * vy + az * vz
                 B += co * (wx * (vx - av * ax) + wy * (vy - av * ay) + wz * (vz - av * az))
-                C += co * (wx * (ay * vz - az * vy) + wy * (az * vx - ax * vz) + wz * (ax * vy - ay * vx))
+                C += co * (
+                    wx * (ay * vz - az * vy) + wy * (az * vx - ax * vz) + wz * (ax * vy - ay * vx)
+                )
         if idata[node, 1] == REVOLUTE:
             if B == 0.0 and C == 0.0:
                 continue
@@ -648,6 +666,7 @@ def solve_core(
     dq = np.empty(na)
     z = np.empty(na)
     nz = np.empty(na)
+    pin = np.zeros(na, np.bool_)
     sz = max(m, na)
     A = np.empty((sz, sz))
     y = np.empty(sz)
@@ -731,7 +750,9 @@ def solve_core(
             it += 1
             total_iter += 1
             if method == CCD:
-                ccd_sweep(q, fdata, idata, nodes, W, tgt_i, tgt, act, dof_node, lo, hi, limits, step)
+                ccd_sweep(
+                    q, fdata, idata, nodes, W, tgt_i, tgt, act, dof_node, lo, hi, limits, step
+                )
                 continue
             assemble(fdata, idata, W, tgt_i, tgt, rows, err6, dirs, act, J6, J, e, p3)
             if task_step > 0.0:
@@ -742,6 +763,7 @@ def solve_core(
                 if en > task_step:
                     for r in range(m):
                         e[r] *= task_step / en
+            pin[:] = False
             if method == DLS:
                 E = 0.0
                 for r in range(m):
@@ -764,6 +786,7 @@ def solve_core(
                                     e[r] -= J[r, kk] * dk
                                     J[r, kk] = 0.0
                                 q[k] = lim_k
+                                pin[kk] = True
                                 pinned = True
                         if not pinned:
                             break
@@ -781,9 +804,13 @@ def solve_core(
                 for kk in range(na):
                     k = act[kk]
                     z[kk] = rest_gain * (rest[k] - q[k])
+                for kk in range(na):
+                    if pin[kk]:
+                        z[kk] = 0.0
                 nullspace_rest(J, z, nz, A, y, Jz)
                 for kk in range(na):
-                    dq[kk] += nz[kk]
+                    if not pin[kk]:
+                        dq[kk] += nz[kk]
             mx = 0.0
             for kk in range(na):
                 if not np.isfinite(dq[kk]):

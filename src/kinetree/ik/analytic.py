@@ -80,8 +80,8 @@ __all__ = [
 SUPPORTED_KINDS = "planar 2R arm, seed-003 3-DoF arm, UR3/UR5/UR10 (UR family)"
 
 TWO_PI = 2.0 * math.pi
-CLIP_TOL = 1e-9  # a cos/sin argument beyond +-1 by at most this is rounding noise: clip it
-MERGE_TOL = 1e-12  # within this of +-1 the two branches are one (workspace boundary)
+CLIP_TOL = 1e-9  # x arm size [m]: a target this far outside the workspace is rounding noise
+MERGE_TOL = 1e-12  # x arm size [m]: this close to a workspace boundary, two branches are one
 SINGULAR_TOL = 1e-10  # |sin q5| below this: UR wrist singularity
 DEDUP_TOL = 1e-9  # [rad] two solutions closer than this are one
 FK_TOL = 1e-9  # [m] and [-]: a kept solution reproduces the target this well
@@ -97,31 +97,21 @@ def wrap_angle(a: ArrayLike) -> np.ndarray:
     return np.where(w <= -math.pi, w + TWO_PI, w)
 
 
-def _branches(v: float) -> list[tuple[float, float]]:
-    """``(v, +-sqrt(1 - v^2))`` pairs: the cos/sin (or sin/cos) of both branches.
+def _leg(r: float, h: float, scale: float) -> list[float]:
+    """Both ``k = +-sqrt(r^2 - h^2)``: the free leg of a right triangle [m].
 
-    Empty when ``|v| > 1 + CLIP_TOL`` (unreachable); one pair ``(+-1, 0)`` when
-    ``v`` is within ``MERGE_TOL`` of +-1 (the two branches coincide).
+    ``r >= 0`` is the hypotenuse and ``h`` the fixed leg. Tolerances are
+    distances relative to ``scale`` (the arm's size): empty when
+    ``r < |h| - CLIP_TOL * scale`` (unreachable), ``[0.0]`` when
+    ``r - |h| <= MERGE_TOL * scale`` (the two branches are one).
     """
-    if not math.isfinite(v) or abs(v) > 1.0 + CLIP_TOL:
+    gap = r - abs(h)
+    if not math.isfinite(gap) or gap < -CLIP_TOL * scale:
         return []
-    if abs(v) >= 1.0 - MERGE_TOL:
-        return [(math.copysign(1.0, v), 0.0)]
-    w = math.sqrt(1.0 - v * v)
-    return [(v, w), (v, -w)]
-
-
-def _signed_roots(v: float, scale: float) -> list[float]:
-    """``+-sqrt(v)``, with ``v`` a difference of squares of size ``scale``.
-
-    Empty when ``v < -CLIP_TOL * scale``; ``[0.0]`` when ``|v| <= MERGE_TOL * scale``.
-    """
-    if not math.isfinite(v) or v < -CLIP_TOL * scale:
-        return []
-    if v <= MERGE_TOL * scale:
+    if gap <= MERGE_TOL * scale:
         return [0.0]
-    r = math.sqrt(v)
-    return [r, -r]
+    k = math.sqrt(gap * (r + abs(h)))
+    return [k, -k]
 
 
 def _rows(solutions: list[list[float]], dof: int) -> np.ndarray:
@@ -161,12 +151,41 @@ def _finite(value: float, name: str) -> float:
 
 
 def _planar_2r_angles(a1: float, a2: float, x: float, y: float) -> list[tuple[float, float]]:
-    """Both ``(t1, t2)`` of ``x + i y = e^{i t1} (a1 + a2 e^{i t2})`` (lengths may be negative)."""
-    c2 = (x * x + y * y - a1 * a1 - a2 * a2) / (2.0 * a1 * a2)
+    """Both ``(t1, t2)`` of ``x + i y = e^{i t1} (a1 + a2 e^{i t2})`` (lengths may be negative).
+
+    ``cos t2 = (r^2 - a1^2 - a2^2) / (2 a1 a2)`` with ``r = |(x, y)|``. Whether
+    the target is reachable, on the boundary (one solution) or inside (two) is
+    decided on ``r`` against the radii ``|a1 + a2|`` (``t2 = 0``) and
+    ``|a1 - a2|`` (``t2 = pi``), with the tolerances of :func:`_leg`, so a
+    clipped ``acos`` argument never moves the tip by more than
+    ``CLIP_TOL * (|a1| + |a2|)``.
+    """
+    r = math.hypot(x, y)
+    scale = abs(a1) + abs(a2)
+    r_fold = abs(a1 - a2)
+    r_stretch = abs(a1 + a2)
+    if not math.isfinite(r) or r > max(r_fold, r_stretch) + CLIP_TOL * scale:
+        return []
+    if r < min(r_fold, r_stretch) - CLIP_TOL * scale:
+        return []
+    if abs(r - r_stretch) <= MERGE_TOL * scale:
+        pairs = [(1.0, 0.0, 2.0)]
+    elif abs(r - r_fold) <= MERGE_TOL * scale:
+        pairs = [(-1.0, 0.0, 0.0)]
+    else:
+        # 1 + c and 1 - c as products, free of cancellation near either boundary
+        den = 2.0 * a1 * a2
+        one_plus_c = (r - r_fold) * (r + r_fold) / den
+        one_minus_c = (r_stretch - r) * (r_stretch + r) / den
+        c = min(max(0.5 * (one_plus_c - one_minus_c), -1.0), 1.0)
+        sn = math.sqrt(max(one_plus_c * one_minus_c, 0.0))
+        pairs = [(c, sn, one_plus_c), (c, -sn, one_plus_c)]
     out = []
-    for c, s in _branches(c2):
-        t2 = math.atan2(s, c)
-        t1 = math.atan2(y, x) - math.atan2(a2 * s, a1 + a2 * c)
+    for c, sn, opc in pairs:
+        t2 = math.atan2(sn, c)
+        # a1 + a2 cos t2, also written to avoid cancellation when folded
+        near = a1 - a2 + a2 * opc if c < 0.0 else a1 + a2 * c
+        t1 = math.atan2(y, x) - math.atan2(a2 * sn, near)
         out.append((t1, t2))
     return out
 
@@ -208,9 +227,8 @@ def ik_seed003(
     if b.ndim != 1 or pt.ndim != 1:
         raise ShapeError("base and p must each be one 3-vector")
     dx, dy, dz = (pt - b - np.array([0.0, 0.0, l1])).tolist()
-    rxy2 = dx * dx + dy * dy
     sols: list[list[float]] = []
-    for rho in _signed_roots(rxy2 - l2 * l2, rxy2 + l2 * l2):
+    for rho in _leg(math.hypot(dx, dy), l2, abs(l2) + abs(l3) + abs(l4)):
         t1 = math.atan2(dy, dx) - math.atan2(rho, l2)
         for t2, t3 in _planar_2r_angles(l3, l4, rho, dz):
             sols.append([t1, t2, t3])
@@ -286,11 +304,9 @@ def ik_ur(
     r5 = math.hypot(p5[0], p5[1])
     phi = math.atan2(p5[1], p5[0])
 
-    if r5 <= MERGE_TOL * max(abs(p_d4), 1.0):
-        # wrist centre on the base axis: reachable only if d4 ~ 0, then q1 is free
-        q1_list = [0.0] if abs(p_d4) <= MERGE_TOL else []
-    else:
-        q1_list = [phi + math.atan2(s, c) for s, c in _branches(p_d4 / r5)]
+    # in base coordinates turned by -q1 the wrist centre is (k, -d4, .), k = +-sqrt(r5^2 - d4^2)
+    scale = sum(abs(v) for v in (p_d1, p_a2, p_a3, p_d4, p_d5, p_d6))
+    q1_list = [phi + math.atan2(p_d4, k) for k in _leg(r5, p_d4, scale)]
 
     sols: list[list[float]] = []
     for q1 in q1_list:

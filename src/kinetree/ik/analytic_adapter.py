@@ -17,7 +17,9 @@ from .targets import Pose, Position
 __all__ = ["solve_analytic"]
 
 
-def solve_analytic(model: Model, target: Any, frame: str | None, t0: float, **options: Any) -> IKResult:
+def solve_analytic(
+    model: Model, target: Any, frame: str | None, t0: float, **options: Any
+) -> IKResult:
     """Closed-form IK for a single pose or position target (see :mod:`kinetree.ik.analytic`)."""
     from . import _message
     from .analytic import solve_all

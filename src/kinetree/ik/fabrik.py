@@ -83,7 +83,11 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
             continue
         if model.joint_type[k] == 2:
             raise UnsupportedError("fabrik needs revolute joints; this chain has a prismatic one")
-        if groups and np.allclose(model.origin[k][:3, 3], 0.0) and model.parent[k] == group_nodes[-1]:
+        if (
+            groups
+            and np.allclose(model.origin[k][:3, 3], 0.0)
+            and model.parent[k] == group_nodes[-1]
+        ):
             groups[-1].append(qi)
             group_nodes[-1] = int(k)
         else:
@@ -104,7 +108,9 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
         return T[:3, :3] @ tf[0, 18:21] + T[:3, 3]
 
     pts = np.array([node_pos(q, k) for k in group_nodes] + [tip(q)])
-    new_pts, fab_iters = fabrik_points(pts, target, tol=0.1 * cfg[K.F_TOL_P], max_iter=int(icfg[K.I_MAX_ITER]))
+    new_pts, fab_iters = fabrik_points(
+        pts, target, tol=0.1 * cfg[K.F_TOL_P], max_iter=int(icfg[K.I_MAX_ITER])
+    )
     # Map back, root to tip: each joint group puts the next point where FABRIK put it.
     for g, dofs in enumerate(groups):
         nxt = group_nodes[g + 1] if g + 1 < len(groups) else node
@@ -141,5 +147,7 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
 def _node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
     """World pose (4x4) of any node, hidden inner ball-joint nodes included."""
     fdata, idata = model.packed
-    out = fk_batch(q.reshape(1, -1), fdata, idata, model.ancestors(k), np.array([k], dtype=np.int64))
+    out = fk_batch(
+        q.reshape(1, -1), fdata, idata, model.ancestors(k), np.array([k], dtype=np.int64)
+    )
     return out[0, 0]

@@ -27,7 +27,13 @@ __all__ = ["METHODS", "Problem", "Template", "build_problem", "template"]
 METHODS = (
     "auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg", "analytic",
 )  # fmt: skip
-KERNEL_METHODS = {"pinv": K.PINV, "transpose": K.TRANSPOSE, "dls": K.DLS, "sdls": K.SDLS, "ccd": K.CCD}
+KERNEL_METHODS = {
+    "pinv": K.PINV,
+    "transpose": K.TRANSPOSE,
+    "dls": K.DLS,
+    "sdls": K.SDLS,
+    "ccd": K.CCD,
+}
 _DEFAULT_MAX_ITER = {"pinv": 200, "transpose": 2000, "dls": 200, "sdls": 500, "ccd": 500}
 #: Options that shape the template (everything but ``q0``).
 TEMPLATE_OPTIONS = frozenset(
@@ -120,7 +126,9 @@ def check_options(options: Mapping[str, Any]) -> str:
     return str(method)
 
 
-def reach_bound(model: Model, node: int, active: np.ndarray, point: np.ndarray) -> tuple[int, float]:
+def reach_bound(
+    model: Model, node: int, active: np.ndarray, point: np.ndarray
+) -> tuple[int, float]:
     """``(pivot, reach)``: the first node on ``node``'s path moved by an active DoF, and an
     upper bound of the distance from it to the target point over all configurations
     (link lengths summed, prismatic travel added). ``(-1, 0)`` when nothing active moves it."""
@@ -245,7 +253,12 @@ def template(
     dof_node = np.zeros(dof, dtype=np.int64)
     for k in range(model.n_nodes - 1, -1, -1):
         qi = model.q_index[k]
-        if qi >= 0 and model.joint_type[k] != 0 and model.q_scale[k] == 1.0 and model.q_offset[k] == 0.0:
+        if (
+            qi >= 0
+            and model.joint_type[k] != 0
+            and model.q_scale[k] == 1.0
+            and model.q_offset[k] == 0.0
+        ):
             dof_node[qi] = k
     icfg[K.NI + dof : K.NI + 2 * dof] = dof_node
     icfg[K.NI + 2 * dof :] = pivots

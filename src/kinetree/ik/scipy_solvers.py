@@ -23,7 +23,9 @@ __all__ = ["solve_scipy"]
 _SCIPY = {"bfgs": "BFGS", "lbfgs": "L-BFGS-B", "cg": "CG"}
 
 
-def _one(prob: Problem, tgt_f: np.ndarray, q0: np.ndarray, t0: float) -> tuple[np.ndarray, np.ndarray, int, int, bool]:
+def _one(
+    prob: Problem, tgt_f: np.ndarray, q0: np.ndarray, t0: float
+) -> tuple[np.ndarray, np.ndarray, int, int, bool]:
     tpl = prob.template
     model = tpl.model
     fdata, idata = model.packed
@@ -50,7 +52,18 @@ def _one(prob: Problem, tgt_f: np.ndarray, q0: np.ndarray, t0: float) -> tuple[n
     bounds = list(zip(lo[act], hi[act])) if limits and method == "L-BFGS-B" else None
 
     def fun(qa: np.ndarray) -> tuple[float, np.ndarray]:
-        return K.cost_grad(np.ascontiguousarray(qa), q_full, act, fdata, idata, tpl.nodes, tpl.tgt_i, tgt, rest, rest_w)
+        return K.cost_grad(
+            np.ascontiguousarray(qa),
+            q_full,
+            act,
+            fdata,
+            idata,
+            tpl.nodes,
+            tpl.tgt_i,
+            tgt,
+            rest,
+            rest_w,
+        )
 
     best_q = q_full.copy()
     best_err = K.evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, best_q)
@@ -103,18 +116,31 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
     reach = _reachable(prob, tgts, q0s)
     if not batch:
         return IKResult(
-            q=qs[0], success=bool(ok[0]), position_error=errs[0, :, 0], orientation_error=errs[0, :, 1],
-            iterations=int(its[0]), restarts=int(rs[0]), elapsed=time.perf_counter() - t0,
+            q=qs[0],
+            success=bool(ok[0]),
+            position_error=errs[0, :, 0],
+            orientation_error=errs[0, :, 1],
+            iterations=int(its[0]),
+            restarts=int(rs[0]),
+            elapsed=time.perf_counter() - t0,
             message=_message(bool(ok[0]), bool(reach[0]), int(its[0]), int(rs[0])),
-            reachable=bool(reach[0]), frames=prob.template.frames, method=prob.template.method,
-        )  # fmt: skip
+            reachable=bool(reach[0]),
+            frames=prob.template.frames,
+            method=prob.template.method,
+        )
     return IKResult(
-        q=qs.reshape(*batch, dof), success=ok.reshape(batch),
-        position_error=errs[:, :, 0].reshape(*batch, T), orientation_error=errs[:, :, 1].reshape(*batch, T),
-        iterations=its.reshape(batch), restarts=rs.reshape(batch), elapsed=time.perf_counter() - t0,
+        q=qs.reshape(*batch, dof),
+        success=ok.reshape(batch),
+        position_error=errs[:, :, 0].reshape(*batch, T),
+        orientation_error=errs[:, :, 1].reshape(*batch, T),
+        iterations=its.reshape(batch),
+        restarts=rs.reshape(batch),
+        elapsed=time.perf_counter() - t0,
         message=np.where(ok, "converged", "not converged").reshape(batch),
-        reachable=reach.reshape(batch), frames=prob.template.frames, method=prob.template.method,
-    )  # fmt: skip
+        reachable=reach.reshape(batch),
+        frames=prob.template.frames,
+        method=prob.template.method,
+    )
 
 
 def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:

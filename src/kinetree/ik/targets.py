@@ -26,7 +26,9 @@ def _vec3(x: ArrayLike | None, name: str, default: float) -> np.ndarray:
     if a.ndim == 0:
         return np.full(3, float(a))
     if a.shape != (3,):
-        raise InvalidValueError(f"{name} must be a scalar or 3 values (x, y, z), got shape {a.shape}")
+        raise InvalidValueError(
+            f"{name} must be a scalar or 3 values (x, y, z), got shape {a.shape}"
+        )
     return a.astype(float)
 
 
@@ -153,7 +155,9 @@ def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[i
             raise InvalidValueError("Direction needs non-zero direction and axis vectors")
         w = float(target.weight)
         if not np.isfinite(w) or w < 0:
-            raise InvalidValueError(f"Direction weight must be finite and >= 0, got {target.weight!r}")
+            raise InvalidValueError(
+                f"Direction weight must be finite and >= 0, got {target.weight!r}"
+            )
         batch = d.shape[:-1]
         tf = np.zeros((*batch, TF_SIZE))
         tf[..., 0:3] = d / nd

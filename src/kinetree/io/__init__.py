@@ -7,10 +7,14 @@ from pathlib import Path
 
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
 from ..model import Model
-from .dh import DHRow as DHRow, from_dh as from_dh
+from .bvh import BVHClip as BVHClip
+from .bvh import read_bvh as read_bvh
+from .bvh import write_bvh as write_bvh
+from .dh import DHRow as DHRow
+from .dh import from_dh as from_dh
 from .urdf import load_urdf as load_urdf
 
-__all__ = ["DHRow", "from_dh", "load", "load_urdf"]
+__all__ = ["BVHClip", "DHRow", "from_dh", "load", "load_urdf", "read_bvh", "write_bvh"]
 
 _FORMATS = (".urdf", ".bvh")
 
@@ -31,8 +35,6 @@ def load(name_or_path: str | os.PathLike[str]) -> Model:
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
             return load_urdf(p)
-        from .bvh import read_bvh
-
         return read_bvh(p).model
     if suffix:
         raise UnsupportedError(

@@ -52,6 +52,7 @@ def from_dh(
     base: ArrayLike | None = None,
     tool: ArrayLike | None = None,
     tool_name: str = "flange",
+    metadata: dict[str, object] | None = None,
 ) -> Model:
     """Build a serial arm from DH rows.
 
@@ -94,4 +95,5 @@ def from_dh(
     b.add_frame(tool_name, f"link{len(rows)}", origin=T_tool)
     b.set_end_effectors(tool_name)
     b.metadata["dh_convention"] = convention
+    b.metadata.update(metadata or {})
     return b.build()

@@ -26,7 +26,9 @@ PRISMATIC = 2
 
 
 @njit(cache=True)
-def node_transform(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, W: np.ndarray) -> None:
+def node_transform(
+    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, W: np.ndarray
+) -> None:
     """Write the world transform of node ``i`` into ``W[i]``; its parent must be done.
 
     Written with scalar indexing only (no array views) because this is the
@@ -36,8 +38,8 @@ def node_transform(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, 
     jt = idata[i, 1]
     if p < 0:
         for r in range(3):
-            for c in range(4):
-                W[i, r, c] = fdata[i, 4 * r + c]
+            for col in range(4):
+                W[i, r, col] = fdata[i, 4 * r + col]
     else:
         o00, o01, o02, o03 = fdata[i, 0], fdata[i, 1], fdata[i, 2], fdata[i, 3]
         o10, o11, o12, o13 = fdata[i, 4], fdata[i, 5], fdata[i, 6], fdata[i, 7]
@@ -96,7 +98,9 @@ def node_transform(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, 
 
 
 @njit(cache=True)
-def fk_nodes(q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, W: np.ndarray) -> None:
+def fk_nodes(
+    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, W: np.ndarray
+) -> None:
     """World transforms of ``nodes`` (topologically sorted, ancestors included) into ``W``."""
     for t in range(nodes.shape[0]):
         node_transform(q, fdata, idata, nodes[t], W)

@@ -7,7 +7,7 @@ parameters (link lengths) can be called directly: ``models.planar_2r(1.0, 0.5)``
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 from ..errors import unknown_name
 from ..model import Model
@@ -57,7 +57,7 @@ def available() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-@lru_cache(maxsize=None)
+@cache
 def get(name: str) -> Model:
     """The built-in model ``name`` (models are immutable, so one instance is shared)."""
     try:

@@ -34,8 +34,10 @@ def humanoid() -> Model:
     elbow (1), wrist (2), hip (3), knee (1), ankle (2).
 
     Frames for IK: ``hand_r``, ``hand_l``, ``foot_r``, ``foot_l``, ``head``.
-    Presets (seed 000, section 3.2): ``right_arm``, ``right_arm+spine``,
-    ``above_hips``, their left mirrors, ``right_leg``, ``left_leg``, ``legs``.
+    Presets (seed 000, section 3.2): ``right_arm`` (shoulder, elbow, wrist),
+    ``right_arm+spine`` (the arm, its clavicle and the upper spine ``chest``),
+    ``above_hips`` (both spine joints, neck, both arms with clavicles), their left
+    mirrors, ``right_leg``, ``left_leg``, ``legs``.
     """
     b = ModelBuilder("humanoid", root="pelvis", root_origin=_t(0.0, 0.0, 0.93))
     torso = [(-35 * D, 35 * D), (-45 * D, 30 * D), (-35 * D, 35 * D)]  # lateral, flex, twist
@@ -89,7 +91,7 @@ def humanoid() -> Model:
         name = "right" if side == "r" else "left"
         arm = [f"shoulder_{side}", f"elbow_{side}", f"wrist_{side}"]
         b.add_preset(f"{name}_arm", arm)
-        b.add_preset(f"{name}_arm+spine", [*arm, f"clavicle_{side}", "spine", "chest"])
+        b.add_preset(f"{name}_arm+spine", [*arm, f"clavicle_{side}", "chest"])
         b.add_preset(f"{name}_leg", [f"hip_{side}", f"knee_{side}", f"ankle_{side}"])
     arms = [f"{j}_{s}" for s in ("r", "l") for j in ("clavicle", "shoulder", "elbow", "wrist")]
     b.add_preset("above_hips", ["spine", "chest", "neck", *arms])

@@ -66,8 +66,8 @@ def _ur(name: str, d1: float, a2: float, a3: float, d4: float, d5: float, d6: fl
         DHRow(a=0.0, alpha=-HALF, d=d5, limits=lim),
         DHRow(a=0.0, alpha=0.0, d=d6, limits=lim),
     ]
-    m = from_dh(rows, "standard", name=name)
-    m.metadata["ur_dh"] = {"d1": d1, "a2": a2, "a3": a3, "d4": d4, "d5": d5, "d6": d6}
+    ur_dh = {"d1": d1, "a2": a2, "a3": a3, "d4": d4, "d5": d5, "d6": d6}
+    m = from_dh(rows, "standard", name=name, metadata={"ur_dh": ur_dh})
     return m.with_options(q_neutral=[0.0, -HALF, HALF, -HALF, -HALF, 0.0])
 
 
@@ -104,8 +104,7 @@ def iiwa14() -> Model:
     alphas = [-HALF, HALF, HALF, -HALF, -HALF, HALF, 0.0]
     ds = [0.36, 0.0, 0.42, 0.0, 0.40, 0.0, 0.126]
     rows = [
-        DHRow(a=0.0, alpha=al, d=d, limits=(-r * deg, r * deg))
-        for al, d, r in zip(alphas, ds, rng)
+        DHRow(a=0.0, alpha=al, d=d, limits=(-r * deg, r * deg)) for al, d, r in zip(alphas, ds, rng)
     ]
     m = from_dh(rows, "standard", name="iiwa14")
     return m.with_options(q_neutral=[0.0, 0.5, 0.0, -1.2, 0.0, 0.8, 0.0])
