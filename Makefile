@@ -34,7 +34,7 @@ bench-peers: $(STAMP)
 
 test-interop: $(STAMP)
 	$(BIN)/pip install -q example-robot-data
-	$(BIN)/python -m pytest -q tests/interop
+	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

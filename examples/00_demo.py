@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import kinetree
-from kinetree import Position, viz
+from kinetree import Position, anim, viz
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out"
@@ -35,10 +35,10 @@ def arm_reach() -> None:
     """Seed 000's first figure: the arm moves toward the target one pinv step at a time."""
     model = kinetree.load("planar3r")
     target = np.array([0.9, 1.3, 0.0])
-    result = model.ik(Position(target), method="pinv", step=0.15, record=True, max_iter=400)
-    assert result.history is not None
-    print(f"planar3r reach: {result.message}; {len(result.history)} frames")
-    viz.animate(model, result.history[::2], OUT / "reach_arm.gif", fps=20, targets=[target],
+    # Seed 001's normalised step: the tip moves 3 cm per frame along the error direction.
+    motion = anim.reach(model, target, method="pinv", step=1.0, normalized_step=0.03)
+    print(f"planar3r reach: {motion.metadata['result'].message}; {len(motion)} frames")
+    viz.animate(model, motion.q, OUT / "reach_arm.gif", fps=20, targets=[target],
                 trail="tip", title="pseudoinverse steps toward the target")  # fmt: skip
 
 

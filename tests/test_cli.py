@@ -55,7 +55,7 @@ def gripper_file(tmp_path: Path) -> Path:
     return p
 
 
-# --- models ---------------------------------------------------------------------------------------
+# --- models --------------------------------------------------------------------------------------
 
 
 def test_models_lists_every_builtin() -> None:
@@ -82,7 +82,7 @@ def test_models_table_is_aligned() -> None:
         assert ln[col - 1] == " " and ln[col].isdigit()
 
 
-# --- info -----------------------------------------------------------------------------------------
+# --- info ----------------------------------------------------------------------------------------
 
 
 def test_info_panda_joints_in_degrees() -> None:
@@ -102,7 +102,9 @@ def test_info_panda_joints_in_degrees() -> None:
 
 def test_info_humanoid_groups_frames_presets() -> None:
     out = run("info", "humanoid").stdout
-    shoulder_rows = [ln for ln in out.splitlines() if ln.split()[1:2] in (["shoulder_r_x"], ["shoulder_r_y"])]
+    shoulder_rows = [
+        ln for ln in out.splitlines() if ln.split()[1:2] in (["shoulder_r_x"], ["shoulder_r_y"])
+    ]
     assert len(shoulder_rows) == 2 and all("shoulder_r" in ln.split()[2] for ln in shoulder_rows)
     # Hidden ball-joint nodes never show; frames list parents and end effector marks.
     assert "#" not in out.split("\nframes:")[1]
@@ -140,7 +142,7 @@ def test_info_continuous_joint_shows_inf(tmp_path: Path) -> None:
     assert row.split()[2:] == ["continuous", "+y", "-inf", "inf"]
 
 
-# --- fk -------------------------------------------------------------------------------------------
+# --- fk ------------------------------------------------------------------------------------------
 
 
 def test_fk_panda_ready_pose_in_degrees() -> None:
@@ -180,7 +182,9 @@ def test_fk_frame_option() -> None:
 def test_fk_deg_leaves_prismatic_values_in_metres(gripper_file: Path) -> None:
     r = run("fk", gripper_file, "90", "0.15", "--deg", "--frame", "rail")
     assert r.exit_code == 0, r.output
-    np.testing.assert_allclose(numbers(line_starting(r.stdout, "position")), [0.15, 0, 0.1], atol=1e-9)
+    np.testing.assert_allclose(
+        numbers(line_starting(r.stdout, "position")), [0.15, 0, 0.1], atol=1e-9
+    )
     np.testing.assert_allclose(numbers(line_starting(r.stdout, "q "))[0], np.pi / 2, atol=1e-6)
 
 
@@ -195,7 +199,7 @@ def test_fk_notes_values_outside_the_limits() -> None:
 def test_fk_wrong_number_of_values(values: list[str]) -> None:
     r = run("fk", "panda", *values)
     assert r.exit_code == 2
-    assert f"error: panda takes 7 joint values (joint1, joint2" in r.output
+    assert "error: panda takes 7 joint values (joint1, joint2" in r.output
     assert f"got {len(values)}" in r.output
     assert "Traceback" not in r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)
@@ -204,7 +208,9 @@ def test_fk_wrong_number_of_values(values: list[str]) -> None:
 def test_fk_unknown_frame() -> None:
     r = run("fk", "planar2r", "0", "0", "--frame", "hand")
     assert r.exit_code == 2
-    assert r.stderr.startswith("error: frame 'hand' not found; valid frames are: base, link1, link2, tip")
+    assert r.stderr.startswith(
+        "error: frame 'hand' not found; valid frames are: base, link1, link2, tip"
+    )
     assert r.stdout == ""
 
 
@@ -220,7 +226,7 @@ def test_fk_non_numeric_value_is_a_usage_error() -> None:
     assert "Traceback" not in r.output
 
 
-# --- errors at the edge -----------------------------------------------------------------------------
+# --- errors at the edge --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", ["info", "fk"])

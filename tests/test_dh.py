@@ -54,7 +54,7 @@ def modified(rows: list[tuple[float, float, float, float]]) -> np.ndarray:
     return T
 
 
-# --- the same arm written both ways ----------------------------------------------------------------
+# --- the same arm written both ways --------------------------------------------------------------
 
 
 def test_planar_2r_standard_and_modified_agree_with_closed_form(rng: np.random.Generator) -> None:
@@ -104,7 +104,7 @@ def test_modified_rows_with_theta_offsets(rng: np.random.Generator) -> None:
         np.testing.assert_allclose(m.fk(q), want, atol=1e-12)
 
 
-# --- prismatic rows -------------------------------------------------------------------------------
+# --- prismatic rows ------------------------------------------------------------------------------
 
 
 def test_standard_prismatic_row_adds_q_to_d(rng: np.random.Generator) -> None:
@@ -121,7 +121,9 @@ def test_standard_prismatic_row_adds_q_to_d(rng: np.random.Generator) -> None:
         want = standard([(0, 0, 0.5, q1), (0, -PI / 2, 0.1 + q2, 0.0), (0, 0, 0.2 + q3, 0.0)])
         np.testing.assert_allclose(m.fk([q1, q2, q3]), want, atol=1e-12)
     # By hand at q1 = 0: lift goes up z, then Rx(-pi/2) turns the reach axis to +y.
-    np.testing.assert_allclose(m.fk([0.0, 0.3, 0.1])[:3, 3], [0.0, 0.2 + 0.1, 0.5 + 0.1 + 0.3], atol=1e-15)
+    np.testing.assert_allclose(
+        m.fk([0.0, 0.3, 0.1])[:3, 3], [0.0, 0.2 + 0.1, 0.5 + 0.1 + 0.3], atol=1e-15
+    )
 
 
 def test_modified_prismatic_row_adds_q_to_d(rng: np.random.Generator) -> None:
@@ -141,7 +143,7 @@ def test_prismatic_jacobian_column_is_the_axis(fd_jacobian) -> None:
     np.testing.assert_allclose(J, fd_jacobian(m, q), atol=1e-7)
 
 
-# --- names, base, tool -------------------------------------------------------------------------------
+# --- names, base, tool ---------------------------------------------------------------------------
 
 
 def test_dh_names_base_and_tool(rng: np.random.Generator) -> None:
@@ -179,7 +181,7 @@ def test_dh_modified_link_frames(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(m.fk(q, "flange"), frames[3], atol=0)  # no tool: flange = frame n
 
 
-# --- bad tables -----------------------------------------------------------------------------------
+# --- bad tables ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("convention", ["craig", "Standard", "", "distal"])

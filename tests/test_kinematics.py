@@ -46,7 +46,7 @@ joint_angles = st.floats(-PI, PI, allow_nan=False)
 lengths = st.floats(0.01, 2.0)
 
 
-# --- FK against closed forms -----------------------------------------------------------------
+# --- FK against closed forms ---------------------------------------------------------------------
 
 
 @given(
@@ -119,7 +119,7 @@ def test_seed001_six_axis_arm_is_product_of_seed_matrices(rng: np.random.Generat
         np.testing.assert_allclose(m.fk(q), T, atol=1e-12)
 
 
-# --- published reference configurations ------------------------------------------------------
+# --- published reference configurations ----------------------------------------------------------
 
 
 def test_panda_urdf_equals_panda_dh(rng: np.random.Generator) -> None:
@@ -129,7 +129,9 @@ def test_panda_urdf_equals_panda_dh(rng: np.random.Generator) -> None:
     # Every intermediate link frame agrees with its DH counterpart in position.
     for k in range(8):
         np.testing.assert_allclose(
-            urdf.fk(Q[:50], f"panda_link{k}")[:, :3, 3], dh.fk(Q[:50], f"link{k}")[:, :3, 3], atol=1e-12
+            urdf.fk(Q[:50], f"panda_link{k}")[:, :3, 3],
+            dh.fk(Q[:50], f"link{k}")[:, :3, 3],
+            atol=1e-12,
         )
 
 
@@ -157,7 +159,9 @@ def test_panda_zero_pose_by_hand() -> None:
         ("ur10", 0.1273, -0.612, -0.5723, 0.163941, 0.1157, 0.0922),
     ],
 )
-def test_ur_zero_pose_by_hand(name: str, d1: float, a2: float, a3: float, d4: float, d5: float, d6: float) -> None:
+def test_ur_zero_pose_by_hand(
+    name: str, d1: float, a2: float, a3: float, d4: float, d5: float, d6: float
+) -> None:
     # Standard DH at q = 0, frame by frame:
     #   row 1: up d1, then Rx(+90): x = (1,0,0), y = (0,0,1), z = (0,-1,0)
     #   rows 2, 3: along x by a2, a3 -> (a2 + a3, 0, d1)
@@ -188,10 +192,12 @@ def test_quadruped_zero_pose_feet_by_hand() -> None:
     names = m.frame_names
     for leg, sx, sy in (("FR", 1, -1), ("FL", 1, 1), ("RR", -1, -1), ("RL", -1, 1)):
         p = T[names.index(f"{leg}_foot"), :3, 3]
-        np.testing.assert_allclose(p, [0.1881 * sx, (0.04675 + 0.08) * sy, 0.30 - 0.426], atol=1e-12)
+        np.testing.assert_allclose(
+            p, [0.1881 * sx, (0.04675 + 0.08) * sy, 0.30 - 0.426], atol=1e-12
+        )
 
 
-# --- batching and fk_all ----------------------------------------------------------------------
+# --- batching and fk_all -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("batch", [(), (5,), (2, 3), (1, 1, 4)])
@@ -212,9 +218,11 @@ def test_fk_batch_shapes_and_values(batch: tuple[int, ...], rng: np.random.Gener
 def test_fk_last_row_is_homogeneous(rng: np.random.Generator) -> None:
     m = models.get("humanoid")
     A = m.fk_all(m.random_configuration(10, rng))
-    np.testing.assert_array_equal(A[..., 3, :], np.broadcast_to([0, 0, 0, 1.0], A.shape[:-2] + (4,)))
+    np.testing.assert_array_equal(A[..., 3, :], np.broadcast_to([0, 0, 0, 1.0], (*A.shape[:-2], 4)))
     R = A[..., :3, :3]
-    np.testing.assert_allclose(np.swapaxes(R, -1, -2) @ R, np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
+    np.testing.assert_allclose(
+        np.swapaxes(R, -1, -2) @ R, np.broadcast_to(np.eye(3), R.shape), atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
@@ -243,10 +251,12 @@ def test_fk_ignores_limits() -> None:
     # FK is geometry only: a configuration outside the limits still has a pose.
     m = models.get("seed003_arm")
     assert not m.within_limits([0, 0, -1.0])
-    np.testing.assert_allclose(m.fk([0, 0, -1.0])[:3, 3], [0.05, 0.20 + 0.15 * np.cos(-1.0), 0.10 + 0.15 * np.sin(-1.0)])
+    np.testing.assert_allclose(
+        m.fk([0, 0, -1.0])[:3, 3], [0.05, 0.20 + 0.15 * np.cos(-1.0), 0.10 + 0.15 * np.sin(-1.0)]
+    )
 
 
-# --- bad input --------------------------------------------------------------------------------
+# --- bad input -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -312,7 +322,7 @@ def test_zero_dof_model_fk() -> None:
     assert m.jacobian([]).shape == (6, 0)
 
 
-# --- Jacobian against central differences ------------------------------------------------------
+# --- Jacobian against central differences --------------------------------------------------------
 
 H = 1e-6
 TOL = 1e-7
@@ -409,7 +419,14 @@ def test_jacobian_planar_2r_closed_form(rng: np.random.Generator) -> None:
         J = m.jacobian([t1, t2])
         s1, c1, s12, c12 = np.sin(t1), np.cos(t1), np.sin(t1 + t2), np.cos(t1 + t2)
         want = np.array(
-            [[-L1 * s1 - L2 * s12, -L2 * s12], [L1 * c1 + L2 * c12, L2 * c12], [0, 0], [0, 0], [0, 0], [1, 1]]
+            [
+                [-L1 * s1 - L2 * s12, -L2 * s12],
+                [L1 * c1 + L2 * c12, L2 * c12],
+                [0, 0],
+                [0, 0],
+                [0, 0],
+                [1, 1],
+            ]
         )
         np.testing.assert_allclose(J, want, atol=1e-14)
 
@@ -417,7 +434,9 @@ def test_jacobian_planar_2r_closed_form(rng: np.random.Generator) -> None:
 def _general_model() -> kinetree.Model:
     """Off-axis revolute axes, prismatic joints, a ball joint and fixed offsets."""
     b = ModelBuilder("general", root="base", root_origin=translation([0.1, -0.2, 0.3]))
-    b.add_joint("j1", "base", "l1", axis=[0.3, -0.5, 0.8], origin=translation([0, 0, 0.2]), limits=(-2, 2))
+    b.add_joint(
+        "j1", "base", "l1", axis=[0.3, -0.5, 0.8], origin=translation([0, 0, 0.2]), limits=(-2, 2)
+    )
     b.add_joint(
         "slide", "l1", "l2", type="prismatic", axis=[1.0, 1.0, 0.0],
         origin=rotation([1, 2, 3], 0.4) @ translation([0.3, 0, 0]), limits=(-0.5, 0.5),
@@ -466,7 +485,7 @@ def test_general_model_fk_by_hand(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(m.fk(q, "tool"), T, atol=1e-12)
 
 
-# --- mimic joints ------------------------------------------------------------------------------
+# --- mimic joints --------------------------------------------------------------------------------
 
 MIMIC_URDF = """<?xml version="1.0" encoding="utf-8"?>
 <robot name="gripper">
@@ -515,7 +534,9 @@ def test_mimic_joints_follow_their_source(rng: np.random.Generator) -> None:
         np.testing.assert_allclose(m.fk([s, a], "slider"), T_b @ L(0.1 + 0.5 * s, 0, 0), atol=1e-12)
 
 
-def test_mimic_joint_jacobian_matches_central_differences(rng: np.random.Generator, fd_jacobian) -> None:
+def test_mimic_joint_jacobian_matches_central_differences(
+    rng: np.random.Generator, fd_jacobian
+) -> None:
     m = load_urdf(MIMIC_URDF)
     for q in rng.uniform(-1, 1, size=(10, 2)):
         for frame in ("finger_a", "finger_b", "slider"):
@@ -540,7 +561,7 @@ def test_chained_mimic_joints(fd_jacobian: Callable[..., np.ndarray]) -> None:
     assert m.jacobian([qa])[5, 0] == pytest.approx(1 + 2 + 6)
 
 
-# --- cross-check of the kinematics module entry points ---------------------------------------
+# --- cross-check of the kinematics module entry points -------------------------------------------
 
 
 def test_needed_nodes_are_ancestors() -> None:

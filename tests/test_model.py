@@ -23,7 +23,7 @@ PI = np.pi
 MODEL_NAMES = models.available()
 
 
-# --- the built-in catalogue ------------------------------------------------------------------
+# --- the built-in catalogue ----------------------------------------------------------------------
 
 
 def test_available_models() -> None:
@@ -51,7 +51,9 @@ def test_available_models() -> None:
         ("quadruped", 12, ("FR_foot", "FL_foot", "RR_foot", "RL_foot")),
     ],
 )
-def test_builtin_sizes_and_end_effectors(name: str, dof: int, end_effectors: tuple[str, ...]) -> None:
+def test_builtin_sizes_and_end_effectors(
+    name: str, dof: int, end_effectors: tuple[str, ...]
+) -> None:
     m = models.get(name)
     assert m.dof == dof == len(m.joint_names)
     assert m.end_effectors == end_effectors
@@ -150,8 +152,12 @@ def test_neutral_within_limits(name: str) -> None:
 
 
 def test_neutral_values() -> None:
-    np.testing.assert_allclose(models.get("panda").neutral(), [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
-    np.testing.assert_allclose(models.get("ur5").neutral(), [0.0, -PI / 2, PI / 2, -PI / 2, -PI / 2, 0.0])
+    np.testing.assert_allclose(
+        models.get("panda").neutral(), [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+    )
+    np.testing.assert_allclose(
+        models.get("ur5").neutral(), [0.0, -PI / 2, PI / 2, -PI / 2, -PI / 2, 0.0]
+    )
     h = models.get("humanoid")
     assert h.neutral()[h.joint_names.index("elbow_r")] == pytest.approx(np.radians(15))
     # Zeros are clipped into the limits: panda joint 4 cannot be 0.
@@ -181,13 +187,15 @@ def test_random_configuration_shape_and_limits(name: str) -> None:
 
 def test_random_configuration_is_reproducible() -> None:
     m = models.get("humanoid")
-    np.testing.assert_array_equal(m.random_configuration(5, rng=42), m.random_configuration(5, rng=42))
+    np.testing.assert_array_equal(
+        m.random_configuration(5, rng=42), m.random_configuration(5, rng=42)
+    )
     g1, g2 = np.random.default_rng(7), np.random.default_rng(7)
     np.testing.assert_array_equal(m.random_configuration(5, g1), m.random_configuration(5, g2))
-    # A Generator advances: two draws from it differ.
-    assert not np.array_equal(m.random_configuration(5, g1), m.random_configuration(5, g2 := np.random.default_rng(7)))
+    # A Generator advances: its next draw differs from a fresh generator's first.
+    fresh = np.random.default_rng(7)
+    assert not np.array_equal(m.random_configuration(5, g1), m.random_configuration(5, fresh))
     assert not np.array_equal(m.random_configuration(rng=1), m.random_configuration(rng=2))
-    del g2
 
 
 def test_within_limits() -> None:
@@ -198,7 +206,7 @@ def test_within_limits() -> None:
     np.testing.assert_array_equal(m.within_limits([[0, 0, 1], [0, 0, 4]]), [True, False])
 
 
-# --- names ------------------------------------------------------------------------------------
+# --- names ---------------------------------------------------------------------------------------
 
 
 def test_unknown_frame_lists_valid_frames() -> None:
@@ -230,7 +238,7 @@ def test_frame_index_default_is_first_end_effector() -> None:
     assert m.node_names[m.frame_index("hand_r")] == "hand_r"
 
 
-# --- chains and masks -----------------------------------------------------------------------------
+# --- chains and masks ----------------------------------------------------------------------------
 
 
 def test_chain_panda() -> None:
@@ -249,7 +257,14 @@ def test_chain_humanoid_ball_joints_base_first() -> None:
         "elbow_r", "wrist_r_y", "wrist_r_x",
     )  # fmt: skip
     assert m.chain("hand_r", "upper_arm_r") == ("elbow_r", "wrist_r_y", "wrist_r_x")
-    assert m.chain("foot_l", "pelvis") == ("hip_l_x", "hip_l_y", "hip_l_z", "knee_l", "ankle_l_y", "ankle_l_x")
+    assert m.chain("foot_l", "pelvis") == (
+        "hip_l_x",
+        "hip_l_y",
+        "hip_l_z",
+        "knee_l",
+        "ankle_l_y",
+        "ankle_l_x",
+    )
 
 
 def test_chain_base_must_be_an_ancestor() -> None:
@@ -280,7 +295,11 @@ def test_active_mask_by_joint_group_and_preset() -> None:
     # A group (ball joint) expands to its DoFs.
     shoulder = m.active_mask("shoulder_r")
     assert shoulder.sum() == 3
-    assert {m.joint_names[i] for i in np.nonzero(shoulder)[0]} == {"shoulder_r_x", "shoulder_r_y", "shoulder_r_z"}
+    assert {m.joint_names[i] for i in np.nonzero(shoulder)[0]} == {
+        "shoulder_r_x",
+        "shoulder_r_y",
+        "shoulder_r_z",
+    }
     # A preset expands to its groups.
     arm = m.active_mask("right_arm")
     assert {m.joint_names[i] for i in np.nonzero(arm)[0]} == {
@@ -307,7 +326,7 @@ def test_quadruped_presets() -> None:
     np.testing.assert_array_equal(np.nonzero(m.active_mask("FL_leg"))[0], [3, 4, 5])
 
 
-# --- immutability ---------------------------------------------------------------------------------
+# --- immutability --------------------------------------------------------------------------------
 
 ARRAY_FIELDS = (
     "parent", "origin", "axis", "joint_type", "q_index", "q_scale", "q_offset",
@@ -411,16 +430,30 @@ def test_builder_errors_are_kinetree_errors() -> None:
 @pytest.mark.parametrize(
     ("build", "match"),
     [
-        (lambda b: b.add_joint("j", "base", "a").add_joint("j", "a", "b"), "duplicate joint names: j"),
-        (lambda b: b.add_joint("j1", "base", "a").add_joint("j2", "base", "a"), "'a' has two parent joints"),
-        (lambda b: b.add_joint("j1", "base", "a").add_joint("j2", "a", "base"), "root link 'base' a child"),
+        (
+            lambda b: b.add_joint("j", "base", "a").add_joint("j", "a", "b"),
+            "duplicate joint names: j",
+        ),
+        (
+            lambda b: b.add_joint("j1", "base", "a").add_joint("j2", "base", "a"),
+            "'a' has two parent joints",
+        ),
+        (
+            lambda b: b.add_joint("j1", "base", "a").add_joint("j2", "a", "base"),
+            "root link 'base' a child",
+        ),
         (lambda b: b.add_joint("j1", "ghost", "a"), "parent link 'ghost' does not exist"),
         (
-            lambda b: b.add_joint("j1", "base", "a").add_joint("j2", "c", "d").add_joint("j3", "d", "c"),
+            lambda b: (
+                b.add_joint("j1", "base", "a").add_joint("j2", "c", "d").add_joint("j3", "d", "c")
+            ),
             "not connected to the root",
         ),
         (lambda b: b.add_joint("j1", "base", "a", mimic=("nope", 1.0, 0.0)), "mimics 'nope'"),
-        (lambda b: b.add_joint("j1", "base", "a").set_end_effectors("hand"), "frame 'hand' not found"),
+        (
+            lambda b: b.add_joint("j1", "base", "a").set_end_effectors("hand"),
+            "frame 'hand' not found",
+        ),
         (lambda b: b.add_joint("j1", "base", "a").set_neutral({"j9": 0.0}), "joint 'j9' not found"),
         (lambda b: b.add_joint("j1", "base", "a").add_preset("p", ["j9"]), "preset 'p'"),
     ],

@@ -18,7 +18,7 @@ from kinetree import InvalidValueError, KinetreeError, ShapeError, spatial
 
 PI = np.pi
 
-# --- strategies ---------------------------------------------------------------------------
+# --- strategies ----------------------------------------------------------------------------------
 
 finite = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
 angles = st.floats(-2 * PI, 2 * PI, allow_nan=False, allow_infinity=False)
@@ -80,7 +80,7 @@ def hat(w: np.ndarray) -> np.ndarray:
     return np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-# --- 2D -------------------------------------------------------------------------------------
+# --- 2D ------------------------------------------------------------------------------------------
 
 
 def test_translation_2d_matches_hand_written_matrix() -> None:
@@ -124,7 +124,7 @@ def test_2d_constructors_batch() -> None:
     np.testing.assert_allclose(R[1, 2], spatial.rotation_2d(1.0))
 
 
-# --- 3D constructors ------------------------------------------------------------------------
+# --- 3D constructors -----------------------------------------------------------------------------
 
 
 def test_translation_matches_hand_written_matrix() -> None:
@@ -203,7 +203,7 @@ def test_from_rotation_translation() -> None:
     assert spatial.from_rotation_translation(R, np.zeros((5, 3))).shape == (5, 4, 4)
 
 
-# --- compose / inverse / transform_points --------------------------------------------------
+# --- compose / inverse / transform_points --------------------------------------------------------
 
 
 def test_compose_is_the_matrix_product() -> None:
@@ -234,7 +234,9 @@ def test_inverse_2d() -> None:
     T = spatial.rotation_2d(0.8) @ spatial.translation_2d([1.0, -3.0])
     np.testing.assert_allclose(spatial.inverse(T) @ T, np.eye(3), atol=1e-14)
     Tb = spatial.rotation_2d(np.linspace(0, 3, 4)) @ spatial.translation_2d([1.0, 2.0])
-    np.testing.assert_allclose(spatial.inverse(Tb) @ Tb, np.broadcast_to(np.eye(3), (4, 3, 3)), atol=1e-14)
+    np.testing.assert_allclose(
+        spatial.inverse(Tb) @ Tb, np.broadcast_to(np.eye(3), (4, 3, 3)), atol=1e-14
+    )
 
 
 def test_transform_points(rng: np.random.Generator) -> None:
@@ -247,7 +249,7 @@ def test_transform_points(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(spatial.transform_points(T2, [1.0, 0.0]), [0.0, 1.0], atol=1e-15)
 
 
-# --- rotation conversions -------------------------------------------------------------------
+# --- rotation conversions ------------------------------------------------------------------------
 
 
 @given(rpy=arrays(np.float64, 3, elements=st.floats(-PI, PI)))
@@ -294,7 +296,9 @@ def test_quaternion_round_trip(q: np.ndarray) -> None:
 def test_quaternion_known_values() -> None:
     # 90 degrees about z: q = (cos 45, 0, 0, sin 45).
     h = np.sqrt(0.5)
-    np.testing.assert_allclose(spatial.quaternion_to_matrix([h, 0, 0, h]), rz(PI / 2)[:3, :3], atol=1e-15)
+    np.testing.assert_allclose(
+        spatial.quaternion_to_matrix([h, 0, 0, h]), rz(PI / 2)[:3, :3], atol=1e-15
+    )
     np.testing.assert_allclose(spatial.matrix_to_quaternion(np.eye(3)), [1, 0, 0, 0], atol=1e-15)
     # Not normalised on input: normalised first.
     np.testing.assert_allclose(spatial.quaternion_to_matrix([2.0, 0, 0, 0]), np.eye(3), atol=1e-15)
@@ -320,7 +324,7 @@ def test_matrix_to_axis_angle_angle_in_zero_pi() -> None:
     np.testing.assert_allclose(w, [0, 0, -PI / 2], atol=1e-14)
 
 
-# --- SO(3) log/exp near 0 and near pi -------------------------------------------------------
+# --- SO(3) log/exp near 0 and near pi ------------------------------------------------------------
 
 
 @given(w=st.one_of(rotvecs(1e-9, 1e-5, log_scale=True), near_identity_rotvecs()))
@@ -355,11 +359,14 @@ def test_so3_exp_log_near_pi(w: np.ndarray) -> None:
     np.testing.assert_allclose(spatial.so3_exp(back), R, atol=1e-14)
 
 
-@given(w=rotvecs(PI - 1e-2, PI - 1e-9, log_scale=False))
-def test_so3_log_around_the_near_pi_switch(w: np.ndarray) -> None:
-    # Both sides of the log's branch change a little below pi.
+@given(axis=unit_vectors(), log_gap=st.floats(np.log(1e-9), np.log(1e-1)))
+def test_so3_log_between_generic_and_near_pi(axis: np.ndarray, log_gap: float) -> None:
+    # Angles pi - gap with gap log-uniform in [1e-9, 0.1]: both sides of the log's
+    # switch to its near-pi formula. The generic theta / (2 sin theta) formula loses
+    # about eps / gap there, which this tolerance would catch for gaps below ~1e-5.
+    w = axis * (PI - float(np.exp(log_gap)))
     back = spatial.so3_log(Rotation.from_rotvec(w).as_matrix())
-    np.testing.assert_allclose(back, w, atol=1e-11)
+    np.testing.assert_allclose(back, w, rtol=0, atol=1e-12)
 
 
 def test_so3_log_of_scipy_rotations_at_exactly_pi() -> None:
@@ -370,7 +377,7 @@ def test_so3_log_of_scipy_rotations_at_exactly_pi() -> None:
         np.testing.assert_allclose(np.abs(back), PI * axis, atol=1e-12)
 
 
-# --- SE(3) ------------------------------------------------------------------------------------
+# --- SE(3) ---------------------------------------------------------------------------------------
 
 
 @given(
@@ -403,7 +410,9 @@ def test_se3_log_of_exp_is_identity(v: np.ndarray, w: np.ndarray) -> None:
 def test_se3_pure_translation() -> None:
     xi = np.array([0.1, -0.2, 0.3, 0, 0, 0])
     np.testing.assert_allclose(spatial.se3_exp(xi), spatial.translation([0.1, -0.2, 0.3]), atol=0)
-    np.testing.assert_allclose(spatial.se3_log(spatial.translation([0.1, -0.2, 0.3])), xi, atol=1e-15)
+    np.testing.assert_allclose(
+        spatial.se3_log(spatial.translation([0.1, -0.2, 0.3])), xi, atol=1e-15
+    )
 
 
 def test_se3_batched(rng: np.random.Generator) -> None:
@@ -413,7 +422,7 @@ def test_se3_batched(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(spatial.se3_log(T), xi, atol=1e-12)
 
 
-# --- pose error ------------------------------------------------------------------------------
+# --- pose error ----------------------------------------------------------------------------------
 
 
 @given(T=poses())
@@ -466,7 +475,7 @@ def test_pose_error_broadcasts() -> None:
     np.testing.assert_allclose(err[:, :3], np.arange(15.0).reshape(5, 3))
 
 
-# --- bad input --------------------------------------------------------------------------------
+# --- bad input -----------------------------------------------------------------------------------
 
 NAN3 = [0.0, np.nan, 1.0]
 

@@ -56,7 +56,7 @@ def T(xyz, rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
     return out
 
 
-# --- a well-formed arm -----------------------------------------------------------------------
+# --- a well-formed arm ---------------------------------------------------------------------------
 
 ARM = """<?xml version="1.0" encoding="utf-8"?>
 <!-- a small arm: continuous base, revolute shoulder, prismatic slide, fixed tool -->
@@ -188,7 +188,7 @@ def test_uppercase_suffix(arm_file: Path) -> None:
     assert kinetree.load(upper).dof == 3
 
 
-# --- mimic ----------------------------------------------------------------------------------------
+# --- mimic ---------------------------------------------------------------------------------------
 
 
 def test_urdf_mimic_joint() -> None:
@@ -214,12 +214,12 @@ def test_urdf_mimic_of_unknown_joint() -> None:
         load_urdf(text)
 
 
-# --- structure errors ---------------------------------------------------------------------------
+# --- structure errors ----------------------------------------------------------------------------
 
 
 def test_urdf_cycle_without_root() -> None:
     text = robot(["a", "b"], [("j1", "revolute", "a", "b"), ("j2", "revolute", "b", "a")])
-    with pytest.raises(ModelStructureError, match="no root link.*cycle"):
+    with pytest.raises(ModelStructureError, match=r"no root link.*cycle"):
         load_urdf(text)
 
 
@@ -249,9 +249,18 @@ def test_urdf_two_roots() -> None:
 
 @pytest.mark.parametrize("missing_end", ["parent", "child"])
 def test_urdf_missing_link(missing_end: str) -> None:
-    joint = ("j2", "revolute", "ghost", "c") if missing_end == "parent" else ("j2", "revolute", "b", "ghost")
-    text = robot(["a", "b", "c"] if missing_end == "parent" else ["a", "b"], [("j1", "revolute", "a", "b"), joint])
-    with pytest.raises(ModelStructureError, match="joint 'j2' refers to link 'ghost', which is not defined"):
+    joint = (
+        ("j2", "revolute", "ghost", "c")
+        if missing_end == "parent"
+        else ("j2", "revolute", "b", "ghost")
+    )
+    text = robot(
+        ["a", "b", "c"] if missing_end == "parent" else ["a", "b"],
+        [("j1", "revolute", "a", "b"), joint],
+    )
+    with pytest.raises(
+        ModelStructureError, match="joint 'j2' refers to link 'ghost', which is not defined"
+    ):
         load_urdf(text)
 
 
@@ -327,7 +336,7 @@ def test_bad_number_in_urdf() -> None:
         load_urdf(text)
 
 
-# --- kinetree.load ---------------------------------------------------------------------------------
+# --- kinetree.load -------------------------------------------------------------------------------
 
 
 def test_load_unknown_name_lists_builtins() -> None:
@@ -367,7 +376,7 @@ def test_every_load_error_is_a_kinetree_error(tmp_path: Path) -> None:
             kinetree.load(bad) if not str(bad).startswith("<") else load_urdf(bad)
 
 
-# --- the public namespace --------------------------------------------------------------------------
+# --- the public namespace ------------------------------------------------------------------------
 
 
 def test_star_import_exports_all() -> None:
@@ -379,7 +388,9 @@ def test_star_import_exports_all() -> None:
     assert issubclass(kinetree.UnknownNameError, kinetree.KinetreeError)
 
 
-@pytest.mark.parametrize("module", ["kinetree.spatial", "kinetree.models", "kinetree.io", "kinetree.errors"])
+@pytest.mark.parametrize(
+    "module", ["kinetree.spatial", "kinetree.models", "kinetree.io", "kinetree.errors"]
+)
 def test_submodule_all_names_exist(module: str) -> None:
     import importlib
 

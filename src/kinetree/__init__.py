@@ -9,6 +9,7 @@ result.success, result.q
 
 from __future__ import annotations
 
+from . import anim as anim
 from . import models as models
 from . import spatial as spatial
 from .builder import ModelBuilder as ModelBuilder
@@ -50,6 +51,7 @@ __all__ = [
     "ShapeError",
     "UnknownNameError",
     "UnsupportedError",
+    "anim",
     "load",
     "models",
     "read_bvh",

@@ -27,7 +27,7 @@ if os.environ.get("KINETREE_INTEROP") != "1":
         allow_module_level=True,
     )
 
-import kinetree  # noqa: E402  (after the opt-in skip, on purpose)
+import kinetree
 
 yourdfpy = pytest.importorskip("yourdfpy")
 

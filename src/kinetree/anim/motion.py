@@ -64,7 +64,9 @@ class Motion:
         object.__setattr__(self, "q", _frozen(q.copy()))
         fps = float(self.fps)
         if not (math.isfinite(fps) and fps > 0.0):
-            raise InvalidValueError(f"fps must be a positive number of frames per second, got {fps}")
+            raise InvalidValueError(
+                f"fps must be a positive number of frames per second, got {fps}"
+            )
         object.__setattr__(self, "fps", fps)
         if self.targets is not None:
             t = as_array(self.targets, "targets")
@@ -196,9 +198,7 @@ class Motion:
                 targets = np.concatenate([t for t in tgts if t is not None])
         meta = dict(self.metadata)
         meta["parts"] = [int(q.shape[0]) for q in qs]
-        return dataclasses.replace(
-            self, q=np.concatenate(qs), targets=targets, metadata=meta
-        )
+        return dataclasses.replace(self, q=np.concatenate(qs), targets=targets, metadata=meta)
 
     # --- BVH ---------------------------------------------------------------------------
 

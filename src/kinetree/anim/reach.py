@@ -104,8 +104,7 @@ def reach(
         max_iter = max(200, math.ceil(30.0 / step))
     if frames is not None and (isinstance(frames, bool) or int(frames) != frames or frames < 1):
         raise InvalidValueError(f"frames must be a positive integer, got {frames!r}")
-    for key in ("record", "q0"):
-        ik_options.pop(key, None)
+    ik_options.pop("record", None)  # always recorded: the iterates are the frames
     ik_options.setdefault("restarts", 0)
     if method == "auto":
         ik_options.setdefault("time_budget", None)

@@ -160,10 +160,10 @@ def decompose(R: ArrayLike, axes: ArrayLike, hint: ArrayLike | None = None) -> n
     """
     both = decompose_all(R, axes)
     if hint is None:
-        ref = np.zeros(both.shape[:-2] + (3,))
+        ref = np.zeros((*both.shape[:-2], 3))
         return pick_nearest(both, ref)
     h = as_array(hint, "hint", (3,))
-    return pick_nearest(both, np.broadcast_to(h, both.shape[:-2] + (3,)))
+    return pick_nearest(both, np.broadcast_to(h, (*both.shape[:-2], 3)))
 
 
 def _canonical(q: np.ndarray) -> np.ndarray:
@@ -249,7 +249,7 @@ def ball_joints(model: Model) -> dict[str, BallJoint]:
     dof_of = {n: i for i, n in enumerate(model.joint_names)}
     for group, names in model.joint_groups.items():
         idx = [dof_of[n] for n in names if n in dof_of]
-        nodes = []
+        nodes: list[int] = []
         for qi in idx:
             ks = dof_nodes.get(qi, [])
             if len(ks) != 1:

@@ -52,6 +52,16 @@ UR family (standard DH, ``alpha = (pi/2, 0, 0, pi/2, -pi/2, 0)``,
       branches, then q2), and ``q2 + q3 + q4 = atan2(T14[1, 0], T14[0, 0])``.
 
     Two times two times two: up to eight solutions.
+
+Boundaries and tolerances
+    Reachability and the merging of two branches into one are decided on
+    distances, not on the raw ``acos`` argument: a target at most
+    ``CLIP_TOL`` (1e-9) times the arm's size outside the workspace is clipped
+    onto its boundary; within ``MERGE_TOL`` (1e-12) times the size of a
+    boundary the two branches are returned as one. ``1 +- cos t2`` are
+    computed as products of differences, so the elbow angle stays accurate
+    near a stretched or folded arm. All angles come from ``atan2``, so no NaN
+    can arise.
 """
 
 from __future__ import annotations
@@ -252,7 +262,7 @@ def _dh(theta: float, d: float, a: float, alpha: float) -> np.ndarray:
 _UR_ALPHA = (math.pi / 2, 0.0, 0.0, math.pi / 2, -math.pi / 2, 0.0)
 
 
-def _ur_fk(params: Sequence[float], q: Sequence[float]) -> np.ndarray:
+def _ur_fk(params: Sequence[float], q: np.ndarray) -> np.ndarray:
     """Flange pose of a UR arm with DH ``params = (d1, a2, a3, d4, d5, d6)`` at ``q``."""
     d1, a2, a3, d4, d5, d6 = params
     a = (0.0, a2, a3, 0.0, 0.0, 0.0)
@@ -285,7 +295,8 @@ def ik_ur(
 
     DH parameters [m] as in :func:`kinetree.models.ur5` (standard DH). Returns
     ``(n, 6)`` with up to eight rows (shoulder, wrist and elbow branches), angles
-    in ``(-pi, pi]``, no joint limits applied. At a wrist singularity
+    in ``(-pi, pi]``, no joint limits applied. ``T`` must be rigid
+    (:class:`~kinetree.errors.NotRigidError` otherwise). At a wrist singularity
     (``sin q5 ~ 0``) joint 6 is redundant with joints 2-4 and is set to
     ``q6_default`` [rad]. An unreachable pose gives ``(0, 6)``.
     """
@@ -299,6 +310,7 @@ def ik_ur(
     Tt = as_array(T, "T", (4, 4))
     if Tt.ndim != 2:
         raise ShapeError(f"T must be one 4x4 pose, got shape {Tt.shape}")
+    check_rigid(Tt, "T")
     R = Tt[:3, :3]
     p5 = Tt[:3, 3] - p_d6 * R[:, 2]  # wrist centre (origin of frame 5)
     r5 = math.hypot(p5[0], p5[1])
@@ -319,9 +331,7 @@ def ik_ur(
         if s5_abs < SINGULAR_TOL:  # wrist singularity: q6 is free
             wrist = [(math.atan2(0.0, w), q6_free)]
         else:
-            wrist = [
-                (math.atan2(s5, w), math.atan2(-v / s5, u / s5)) for s5 in (s5_abs, -s5_abs)
-            ]
+            wrist = [(math.atan2(s5, w), math.atan2(-v / s5, u / s5)) for s5 in (s5_abs, -s5_abs)]
         for q5, q6 in wrist:
             T1 = _dh(q1, p_d1, 0.0, _UR_ALPHA[0])
             T56 = _dh(q5, p_d5, 0.0, _UR_ALPHA[4]) @ _dh(q6, p_d6, 0.0, 0.0)
@@ -404,9 +414,15 @@ def _geometry_matches(model: Model, kind: str, params: Any) -> bool:
 
 
 def _identify(model: Model) -> tuple[str, Any] | None:
+    """``(kind, parameters)`` of a supported model, or None; cached on the (immutable) model."""
+    key = "_analytic_kind"
+    if key in model.__dict__:
+        cached: tuple[str, Any] | None = model.__dict__[key]
+        return cached
     found = _detect(model)
-    if found is None or not _geometry_matches(model, *found):
-        return None
+    if found is not None and not _geometry_matches(model, *found):
+        found = None
+    model.__dict__[key] = found
     return found
 
 
@@ -485,8 +501,8 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     (position in m; the pose's entries for UR), are unique to 1e-9 and sorted
     lexicographically. Unreachable targets give an empty ``(0, dof)`` array.
     """
-    found = _detect(model)
-    if found is None or not _geometry_matches(model, *found):
+    found = _identify(model)
+    if found is None:
         raise UnsupportedError(
             f"no closed-form IK for model {model.name!r}; supported kinds: {SUPPORTED_KINDS}"
         )
@@ -514,7 +530,8 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
             return np.max(np.abs(T[:, :3, 3] - target), axis=1) <= FK_TOL
 
     else:
-        raw = ik_ur(*params, target)
+        d1, a2, a3, d4, d5, d6 = params
+        raw = ik_ur(d1, a2, a3, d4, d5, d6, target)
 
         def check(T: np.ndarray) -> np.ndarray:
             return np.max(np.abs(T[:, :3, :] - target[:3, :]), axis=(1, 2)) <= FK_TOL
