@@ -67,8 +67,9 @@ def assert_clean(Q: np.ndarray, dof: int) -> None:
 def test_planar_2r_random_configurations(lengths):
     model = M.planar_2r(*lengths)
     rng = np.random.default_rng(0)
-    for q in model.random_configuration(200, rng):
-        p = model.fk(q)[:3, 3]
+    Q = model.random_configuration(100, rng)
+    for q, T in zip(Q, model.fk(Q)):
+        p = T[:3, 3]
         raw = ik_planar_2r(*lengths, p[0], p[1])
         assert_clean(raw, 2)
         if abs(math.sin(q[1])) > 1e-3:  # away from the workspace boundary
@@ -76,7 +77,7 @@ def test_planar_2r_random_configurations(lengths):
             assert abs(raw[0, 1] + raw[1, 1]) < 1e-12  # elbow branches t2 = +-acos
         assert position_error(model, raw, p) < 1e-10
         assert contains(raw, q)
-        sol = solve_all(model, model.fk(q))
+        sol = solve_all(model, T)
         assert_clean(sol, 2)
         assert position_error(model, sol, p) < 1e-10
         assert contains(sol, q)
@@ -155,8 +156,9 @@ def test_seed003_random_configurations(make):
     model = make()
     L1, L2, L3, L4, base = seed_params(model)
     rng = np.random.default_rng(3)
-    for q in model.random_configuration(200, rng):
-        p = model.fk(q)[:3, 3]
+    Q = model.random_configuration(150, rng)
+    for q, T in zip(Q, model.fk(Q)):
+        p = T[:3, 3]
         raw = ik_seed003(L1, L2, L3, L4, base, p)
         assert_clean(raw, 3)
         rho = L3 * math.cos(q[1]) + L4 * math.cos(q[1] + q[2])
@@ -248,8 +250,8 @@ def test_ur_random_configurations(make):
     params = ur_params(model)
     rng = np.random.default_rng(11)
     counts = set()
-    for q in model.random_configuration(150, rng):
-        T = model.fk(q)
+    Q = model.random_configuration(120, rng)
+    for q, T in zip(Q, model.fk(Q)):
         raw = ik_ur(*params, T)
         assert_clean(raw, 6)
         assert 2 <= raw.shape[0] <= 8

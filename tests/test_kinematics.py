@@ -302,13 +302,9 @@ def test_jacobian_point_must_be_a_3_vector() -> None:
         m.jacobian([0, 0], point=[1.0, np.nan, 0.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: kinematics.jacobian reshapes a batched `point` (n, 3) with .reshape(3) "
-    "and raises a bare numpy ValueError instead of ShapeError",
-)
 def test_jacobian_batched_point_is_shape_error() -> None:
-    with pytest.raises(ShapeError):
+    # Regression: a (2, 3) point used to reach numpy's reshape and raise a bare ValueError.
+    with pytest.raises(ShapeError, match="point"):
         models.get("planar2r").jacobian([0, 0], point=np.zeros((2, 3)))
 
 

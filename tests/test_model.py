@@ -367,14 +367,11 @@ def test_with_options_returns_a_new_model() -> None:
     np.testing.assert_array_equal(m2.fk(m.neutral()), m.fk(m.neutral(), "link4"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Model.with_options(limits=...) keeps q_neutral even where it falls "
-    "outside the new limits (the builder clips it; with_options does not)",
-)
 def test_with_options_limits_keep_neutral_within_limits() -> None:
+    # Regression: the old neutral (joint 4 at -2.356) stayed outside the new limits.
     m = models.get("panda").with_options(limits=np.tile([-1.0, 1.0], (7, 1)))
     assert m.within_limits(m.neutral())
+    np.testing.assert_allclose(m.neutral(), [0.0, -0.785, 0.0, -1.0, 0.0, 1.0, 0.785])
 
 
 def test_with_options_validates() -> None:
@@ -495,13 +492,9 @@ def test_ball_joint_dof_names_and_group() -> None:
     assert m.active_mask("knee").sum() == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: builder._axis snaps any axis whose largest component is within 1e-12 of "
-    "+-1 to an exact unit axis, i.e. off-axis components up to ~1.4e-6 are dropped "
-    "(and Model.packed's 1e-15 test on |a_k| alone has the same flaw for ~4.5e-8)",
-)
 def test_nearly_aligned_axis_is_not_snapped() -> None:
+    # Regression: any axis with |a_k| within 1e-12 of 1 was snapped to the exact unit
+    # axis (off-axis parts up to ~1.4e-6 dropped), found on romeo.urdf.
     b = ModelBuilder("tilt", root="base")
     b.add_joint("j", "base", "l", axis=[0.0, -1.0, -4.37114e-08])  # romeo.urdf's axes
     b.add_frame("tip", "l", origin=translation([0.0, 0.0, 1.0]))
@@ -514,3 +507,12 @@ def test_nearly_aligned_axis_is_not_snapped() -> None:
 
     want = Rotation.from_rotvec(a * PI / 2).apply([0.0, 0.0, 1.0])
     np.testing.assert_allclose(m.fk([PI / 2], "tip")[:3, 3], want, rtol=0, atol=1e-12)
+    assert m.packed[1][1, 3] == 0  # the general-axis kernel path, not the -y shortcut
+
+
+def test_axis_aligned_to_round_off_is_snapped() -> None:
+    b = ModelBuilder("aligned", root="base")
+    b.add_joint("j", "base", "l", axis=[1e-14, -2.0, 0.0])
+    m = b.build()
+    np.testing.assert_array_equal(m.axis[1], [0.0, -1.0, 0.0])
+    assert m.packed[1][1, 3] == -2  # the -y shortcut in the kernels

@@ -548,25 +548,29 @@ def test_errors_are_kinetree_errors_and_value_errors() -> None:
         spatial.translation([np.nan, 0.0, 0.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: spatial.quaternion_to_matrix passes a zero quaternion to scipy, which "
-    "raises a bare ValueError instead of InvalidValueError",
-)
 def test_zero_quaternion_is_invalid_value() -> None:
-    with pytest.raises(InvalidValueError):
+    # Regression: scipy's own ValueError used to escape.
+    with pytest.raises(InvalidValueError, match="non-zero"):
         spatial.quaternion_to_matrix([0.0, 0.0, 0.0, 0.0])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: spatial.inverse/compose/transform_points do not validate their input "
-    "(NaN passes through, a 3x4 matrix gives IndexError, compose() a bare ValueError)",
-)
-def test_inverse_and_compose_validate_input() -> None:
     with pytest.raises(InvalidValueError):
+        spatial.quaternion_to_matrix([[1.0, 0, 0, 0], [0.0, 0, 0, 0]])
+
+
+def test_inverse_compose_transform_points_validate_input() -> None:
+    # Regression: NaN passed through, a 3x4 matrix gave IndexError, compose() a bare ValueError.
+    with pytest.raises(InvalidValueError, match="NaN"):
         spatial.inverse(np.full((4, 4), np.nan))
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"\(\.\.\., 3, 3\) or \(\.\.\., 4, 4\)"):
         spatial.inverse(np.eye(4)[:3])
-    with pytest.raises(KinetreeError):
+    with pytest.raises(ShapeError):
+        spatial.inverse(np.eye(5))
+    with pytest.raises(InvalidValueError, match="at least one"):
         spatial.compose()
+    with pytest.raises(ShapeError, match="mix"):
+        spatial.compose(np.eye(3), np.eye(4))
+    with pytest.raises(InvalidValueError):
+        spatial.compose(np.eye(4), np.full((4, 4), np.inf))
+    with pytest.raises(ShapeError):
+        spatial.transform_points(np.eye(4), [1.0, 2.0])
+    with pytest.raises(InvalidValueError):
+        spatial.transform_points(np.eye(4), [1.0, np.nan, 2.0])

@@ -286,14 +286,15 @@ def test_urdf_zero_axis_is_invalid() -> None:
         load_urdf(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: io/urdf.py maps a missing <limit lower=...> to -inf; the URDF spec's "
-    "default for lower (and upper) is 0",
-)
 def test_urdf_limit_defaults_are_zero() -> None:
+    # URDF spec: <limit> lower and upper default to 0 (regression: lower was -inf).
     text = robot(["a", "b"], [("j1", "revolute", "a", "b")]).replace('lower="-1" ', "")
     np.testing.assert_array_equal(load_urdf(text).limits, [[0.0, 1.0]])
+    text = robot(["a", "b"], [("j1", "prismatic", "a", "b")]).replace('upper="1" ', "")
+    np.testing.assert_array_equal(load_urdf(text).limits, [[-1.0, 0.0]])
+    # No <limit> element at all: unlimited.
+    text = robot(["a", "b"], [("j1", "revolute", "a", "b")]).replace(LIMIT, "")
+    np.testing.assert_array_equal(load_urdf(text).limits, [[-np.inf, np.inf]])
 
 
 # --- unreadable files ----------------------------------------------------------------------------

@@ -62,9 +62,10 @@ def _axis(axis: ArrayLike | str) -> np.ndarray:
     if n < 1e-12:
         raise InvalidValueError("joint axis must be non-zero")
     a = a / n
-    # Snap to an exact unit axis where it is one to round-off: exact FK on aligned axes.
+    # Snap to an exact unit axis where it is one up to round-off (the other components
+    # below 1e-12): exact FK on aligned axes without dropping real tilts.
     k = int(np.argmax(np.abs(a)))
-    if abs(abs(a[k]) - 1.0) < 1e-12:
+    if np.all(np.abs(np.delete(a, k)) < 1e-12):
         sign = 1.0 if a[k] > 0 else -1.0
         a = np.zeros(3)
         a[k] = sign

@@ -204,7 +204,7 @@ class Model:
         for i in range(n):
             a = self.axis[i]
             k = int(np.argmax(np.abs(a)))
-            if abs(abs(a[k]) - 1.0) < 1e-15:
+            if abs(a[k]) == 1.0 and np.count_nonzero(a) == 1:
                 idata[i, 3] = (k + 1) * (1 if a[k] > 0 else -1)
         return _frozen(fdata), _frozen(idata)
 
@@ -321,4 +321,6 @@ class Model:
             if np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
                 raise InvalidValueError("limits must be (lo, hi) pairs with lo <= hi")
             changes["limits"] = lim.copy()
+            qn = changes.get("q_neutral", self.q_neutral)
+            changes["q_neutral"] = np.clip(qn, lim[:, 0], lim[:, 1])
         return dataclasses.replace(self, **changes)

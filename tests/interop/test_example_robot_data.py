@@ -51,12 +51,9 @@ EXPECTED_LOAD_ERRORS: dict[str, tuple[type[kinetree.KinetreeError], str, str]] =
 }
 
 # Files that load but whose FK differs from yourdfpy beyond TOL, with the reason.
-KNOWN_FK_DEVIATIONS: dict[str, str] = {
-    "romeo_description/urdf/romeo.urdf": (
-        "kinetree bug: joint axes such as (0, -1, -4.37114e-08) are snapped to exact unit "
-        "axes (builder._axis / Model.packed), a 1.2e-7 m difference from yourdfpy"
-    ),
-}
+# (Empty: romeo.urdf's axes such as (0, -1, -4.37114e-08) used to be snapped to exact
+# unit axes, 1.2e-7 m off; fixed in builder._axis and Model.packed.)
+KNOWN_FK_DEVIATIONS: dict[str, str] = {}
 
 
 def _robots_dir() -> Path | None:

@@ -139,7 +139,8 @@ def _solve_poses(tpl: Template, P: np.ndarray, q0: Any, t0: float) -> IKResult:
     else:
         q0b = np.ascontiguousarray(np.broadcast_to(qa, (*batch, dof)).reshape(B, dof))
     out = np.empty((B, dof + 7))
-    K.solve_pose_batch(fdata, idata, tpl.nodes, tpl.tgt_i, tpl.rows, tpl.cfg, tpl.icfg,
+    kernel = K.solve_pose_batch if B >= K.PARALLEL_MIN else K.solve_pose_batch_serial
+    kernel(fdata, idata, tpl.nodes, tpl.tgt_i, tpl.rows, tpl.cfg, tpl.icfg,
                        P.reshape(B, 4, 4), q0b, out, tpl.seed)  # fmt: skip
     return _batched(tpl, out, batch, t0)
 
@@ -226,7 +227,8 @@ def run(prob: Problem, t0: float) -> IKResult:
     tgt = np.ascontiguousarray(prob.tgt_f.reshape(B, T, 24))
     q0 = np.ascontiguousarray(np.broadcast_to(prob.q0, (*prob.batch, dof)).reshape(B, dof))
     out = np.empty((B, K.out_size(dof, T)))
-    K.solve_batch(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, tpl.rows, q0, tpl.cfg, tpl.icfg,
+    kernel = K.solve_batch if B >= K.PARALLEL_MIN else K.solve_batch_serial
+    kernel(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, tpl.rows, q0, tpl.cfg, tpl.icfg,
                   tpl.seed, out)  # fmt: skip
     return _batched(tpl, out, prob.batch, t0)
 

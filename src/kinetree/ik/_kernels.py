@@ -88,22 +88,23 @@ def rand01(state: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def cholesky_solve(A: np.ndarray, b: np.ndarray, x: np.ndarray) -> bool:
-    """Solve ``A x = b`` for symmetric positive definite ``A`` (overwritten). False if not SPD."""
-    n = A.shape[0]
+def cholesky_solve(A: np.ndarray, n: int, b: np.ndarray, x: np.ndarray) -> bool:
+    """Solve ``A x = b`` for the SPD leading ``n x n`` block of ``A`` (overwritten with
+    its Cholesky factor). False if it is not positive definite."""
     for j in range(n):
         s = A[j, j]
         for k in range(j):
             s -= A[j, k] * A[j, k]
-        if s <= 0.0 or not np.isfinite(s):
+        if not s > 0.0 or s == np.inf:
             return False
         d = math.sqrt(s)
         A[j, j] = d
+        inv = 1.0 / d
         for i in range(j + 1, n):
             s = A[i, j]
             for k in range(j):
                 s -= A[i, k] * A[j, k]
-            A[i, j] = s / d
+            A[i, j] = s * inv
     for i in range(n):
         s = b[i]
         for k in range(i):
@@ -135,7 +136,7 @@ def damped_solve(
                 A[i, j] = s
                 A[j, i] = s
             A[i, i] += lam
-        if not cholesky_solve(A[:m, :m], e, y):
+        if not cholesky_solve(A, m, e, y):
             return False
         for k in range(na):
             s = 0.0
@@ -157,7 +158,7 @@ def damped_solve(
                 A[a, b] = s
                 A[b, a] = s
             A[a, a] += lam
-        if not cholesky_solve(A[:na, :na], g, dq):
+        if not cholesky_solve(A, na, g, dq):
             return False
     return True
 
@@ -655,52 +656,68 @@ def solve_core(
             out_q[k] = q0[k] if np.isfinite(q0[k]) else 0.0
         return
 
+    # One allocation for all scratch space, carved into views.
     n = fdata.shape[0]
-    W = np.empty((n, 3, 4))
-    J6 = np.empty((6, dof))
-    J = np.empty((m, na))
-    e = np.empty(m)
-    err6 = np.empty((T, 6))
-    errs = np.empty((T, 2))
-    dirs = np.zeros((T, 3))
-    dq = np.empty(na)
-    z = np.empty(na)
-    nz = np.empty(na)
-    pin = np.zeros(na, np.bool_)
     sz = max(m, na)
-    A = np.empty((sz, sz))
-    y = np.empty(sz)
-    Jz = np.empty(m)
-    p3 = np.empty(3)
-    M33 = np.empty((3, 3))
-    w3 = np.empty(3)
-    q = q0.copy()
+    sizes = (n * 12, 6 * dof, m * na, m, T * 6, T * 2, T * 3, na, na, na, na, sz * sz, sz, m,
+             3, 9, 3, dof, dof, T * 24)  # fmt: skip
+    total = 0
+    for v in sizes:
+        total += v
+    ws = np.zeros(total)
+    o = 0
+    W = ws[o : o + n * 12].reshape((n, 3, 4))
+    o += n * 12
+    J6 = ws[o : o + 6 * dof].reshape((6, dof))
+    o += 6 * dof
+    J = ws[o : o + m * na].reshape((m, na))
+    o += m * na
+    e = ws[o : o + m]
+    o += m
+    err6 = ws[o : o + T * 6].reshape((T, 6))
+    o += T * 6
+    errs = ws[o : o + T * 2].reshape((T, 2))
+    o += T * 2
+    dirs = ws[o : o + T * 3].reshape((T, 3))
+    o += T * 3
+    dq = ws[o : o + na]
+    o += na
+    z = ws[o : o + na]
+    o += na
+    nz = ws[o : o + na]
+    o += na
+    pin = ws[o : o + na]  # 1.0 where the active-set step pinned the joint at a limit
+    o += na
+    A = ws[o : o + sz * sz].reshape((sz, sz))
+    o += sz * sz
+    y = ws[o : o + sz]
+    o += sz
+    Jz = ws[o : o + m]
+    o += m
+    p3 = ws[o : o + 3]
+    o += 3
+    M33 = ws[o : o + 9].reshape((3, 3))
+    o += 9
+    w3 = ws[o : o + 3]
+    o += 3
+    q = ws[o : o + dof]
+    o += dof
+    best_q = ws[o : o + dof]
+    o += dof
+    tgt = ws[o : o + T * 24].reshape((T, 24))
+    for t in range(T):
+        for k in range(24):
+            tgt[t, k] = tgt_f[t, k]
+    for k in range(dof):
+        q[k] = q0[k]
     if limits:
         for kk in range(na):
             k = act[kk]
             q[k] = min(max(q[k], lo[k]), hi[k])
-    # Reachability: a pivot does not move (nothing above it is active), so |p* - pivot|
-    # beyond ``reach`` cannot be closed by any configuration.
-    fk_nodes(q, fdata, idata, nodes, W)
     reachable = 1
     clamped = False
-    tgt = tgt_f.copy()
-    for t in range(T):
-        pv = pivot[t]
-        if pv < 0:
-            continue
-        d = 0.0
-        for r in range(3):
-            d += (tgt_f[t, r] - W[pv, r, 3]) ** 2
-        d = math.sqrt(d)
-        if d > reach[t] * (1.0 + 1e-12) + 1e-12:
-            reachable = 0
-            if clamp:
-                clamped = True
-                sc = reach[t] * (1.0 - 1e-9) / d
-                for r in range(3):
-                    tgt[t, r] = W[pv, r, 3] + (tgt_f[t, r] - W[pv, r, 3]) * sc
-    best_q = q.copy()
+    first = True
+    best_q[:] = q
     best_b = np.inf
     rng = np.empty(1, np.uint64)
     rng[0] = np.uint64(seed)
@@ -714,6 +731,25 @@ def solve_core(
         it = 0
         while True:
             fk_nodes(q, fdata, idata, nodes, W)
+            if first:
+                # Reachability: a pivot does not move (nothing above it is active), so
+                # |p* - pivot| beyond ``reach`` cannot be closed by any configuration.
+                first = False
+                for t in range(T):
+                    pv = pivot[t]
+                    if pv < 0:
+                        continue
+                    d = 0.0
+                    for r in range(3):
+                        d += (tgt_f[t, r] - W[pv, r, 3]) ** 2
+                    d = math.sqrt(d)
+                    if d > reach[t] * (1.0 + 1e-12) + 1e-12:
+                        reachable = 0
+                        if clamp:
+                            clamped = True
+                            sc = reach[t] * (1.0 - 1e-9) / d
+                            for r in range(3):
+                                tgt[t, r] = W[pv, r, 3] + (tgt_f[t, r] - W[pv, r, 3]) * sc
             task_errors(W, tgt_i, tgt, err6, errs, dirs, p3, M33, w3)
             bad = badness(errs, tol_p, tol_r)
             if hrow < hcap:
@@ -763,7 +799,7 @@ def solve_core(
                 if en > task_step:
                     for r in range(m):
                         e[r] *= task_step / en
-            pin[:] = False
+            pin[:] = 0.0
             if method == DLS:
                 E = 0.0
                 for r in range(m):
@@ -786,7 +822,7 @@ def solve_core(
                                     e[r] -= J[r, kk] * dk
                                     J[r, kk] = 0.0
                                 q[k] = lim_k
-                                pin[kk] = True
+                                pin[kk] = 1.0
                                 pinned = True
                         if not pinned:
                             break
@@ -805,11 +841,11 @@ def solve_core(
                     k = act[kk]
                     z[kk] = rest_gain * (rest[k] - q[k])
                 for kk in range(na):
-                    if pin[kk]:
+                    if pin[kk] != 0.0:
                         z[kk] = 0.0
                 nullspace_rest(J, z, nz, A, y, Jz)
                 for kk in range(na):
-                    if not pin[kk]:
+                    if pin[kk] == 0.0:
                         dq[kk] += nz[kk]
             mx = 0.0
             for kk in range(na):
@@ -897,8 +933,7 @@ def solve_pose(
     solve_core(fdata, idata, nodes, tgt_i, tf, rows, q0, cfg, icfg, seed, out, hq, he)
 
 
-@njit(cache=True, parallel=True)
-def solve_pose_batch(
+def _solve_pose_batch(
     fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
     rows: np.ndarray, cfg: np.ndarray, icfg: np.ndarray, P: np.ndarray, q0: np.ndarray,
     out: np.ndarray, seed: int,
@@ -914,8 +949,7 @@ def solve_pose_batch(
         )  # fmt: skip
 
 
-@njit(cache=True, parallel=True)
-def solve_batch(
+def _solve_batch(
     fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
     tgt_fb: np.ndarray, rows: np.ndarray, q0: np.ndarray, cfg: np.ndarray, icfg: np.ndarray,
     seed: int, out: np.ndarray,
@@ -931,6 +965,14 @@ def solve_batch(
             fdata, idata, nodes, tgt_i, tgt_fb[b], rows, q0[0] if shared else q0[b], cfg,
             icfg, seed + b, out[b], hq, he,
         )  # fmt: skip
+
+
+# Each batch driver compiled twice from one body: threads only for batches worth it.
+PARALLEL_MIN = 8
+solve_pose_batch = njit(cache=True, parallel=True)(_solve_pose_batch)
+solve_pose_batch_serial = njit(cache=True)(_solve_pose_batch)
+solve_batch = njit(cache=True, parallel=True)(_solve_batch)
+solve_batch_serial = njit(cache=True)(_solve_batch)
 
 
 # --- evaluation and the smooth cost used by the scipy methods ---------------------------------

@@ -85,8 +85,9 @@ def _to_model(robot: object, name: str, source: str) -> Model:
         axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, dtype=float)
         limits = None
         if j.type in ("revolute", "prismatic") and j.limit is not None:
-            lo = -np.inf if j.limit.lower is None else float(j.limit.lower)
-            hi = np.inf if j.limit.upper is None else float(j.limit.upper)
+            # URDF spec: a missing lower or upper attribute defaults to 0.
+            lo = 0.0 if j.limit.lower is None else float(j.limit.lower)
+            hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
             limits = (lo, hi)
         mimic = None
         if j.mimic is not None:

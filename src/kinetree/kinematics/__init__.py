@@ -6,12 +6,11 @@ in :mod:`kinetree.kinematics._kernels`.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import as_array
+from ..errors import ShapeError
 from ..model import Model
 from . import _kernels
 
@@ -23,22 +22,27 @@ def needed_nodes(model: Model, frames: np.ndarray) -> np.ndarray:
     return _needed(model, tuple(int(f) for f in frames))
 
 
-@lru_cache(maxsize=256)
-def _needed_cached(parent: bytes, frames: tuple[int, ...]) -> np.ndarray:
-    par = np.frombuffer(parent, dtype=np.int64)
-    keep = np.zeros(par.shape[0], dtype=bool)
-    for f in frames:
-        k = f
-        while k >= 0 and not keep[k]:
-            keep[k] = True
-            k = int(par[k])
-    out = np.nonzero(keep)[0].astype(np.int64)
-    out.setflags(write=False)
+def _needed(model: Model, frames: tuple[int, ...]) -> np.ndarray:
+    cache: dict[tuple[int, ...], np.ndarray] = model.__dict__.setdefault("_needed_nodes", {})
+    out = cache.get(frames)
+    if out is None:
+        keep = np.zeros(model.n_nodes, dtype=bool)
+        for f in frames:
+            keep[model.ancestors(f)] = True
+        out = np.nonzero(keep)[0].astype(np.int64)
+        out.setflags(write=False)
+        cache[frames] = out
     return out
 
 
-def _needed(model: Model, frames: tuple[int, ...]) -> np.ndarray:
-    return _needed_cached(model.parent.tobytes(), frames)
+def _frame_array(model: Model, node: int) -> np.ndarray:
+    cache: dict[int, np.ndarray] = model.__dict__.setdefault("_frame_arrays", {})
+    out = cache.get(node)
+    if out is None:
+        out = np.array([node], dtype=np.int64)
+        out.setflags(write=False)
+        cache[node] = out
+    return out
 
 
 def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -52,8 +56,9 @@ def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:
     node = model.frame_index(frame)
     Q, batch = _as_q(model, q)
     fdata, idata = model.packed
-    frames = np.array([node], dtype=np.int64)
-    out = _kernels.fk_batch(Q, fdata, idata, _needed(model, (node,)), frames)
+    frames = _frame_array(model, node)
+    kernel = _kernels.fk_batch if Q.shape[0] >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
+    out = kernel(Q, fdata, idata, _needed(model, (node,)), frames)
     return out.reshape(*batch, 4, 4)
 
 
@@ -63,7 +68,8 @@ def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
     fdata, idata = model.packed
     frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
     nodes = np.arange(model.n_nodes, dtype=np.int64)
-    out = _kernels.fk_batch(Q, fdata, idata, nodes, frames)
+    kernel = _kernels.fk_batch if Q.shape[0] >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
+    out = kernel(Q, fdata, idata, nodes, frames)
     return out.reshape(*batch, len(frames), 4, 4)
 
 
@@ -79,7 +85,13 @@ def jacobian(
     """
     node = model.frame_index(frame)
     Q, batch = _as_q(model, q)
-    off = np.zeros(3) if point is None else as_array(point, "point", (3,)).reshape(3)
+    off = np.zeros(3)
+    if point is not None:
+        off = as_array(point, "point", (3,))
+        if off.shape != (3,):
+            raise ShapeError(f"point must be one offset of shape (3,), got {off.shape}")
     fdata, idata = model.packed
-    out = _kernels.jacobian_batch(Q, fdata, idata, _needed(model, (node,)), node, off)
+    big = Q.shape[0] >= _kernels.PARALLEL_MIN
+    kernel = _kernels.jacobian_batch if big else _kernels.jacobian_batch_serial
+    out = kernel(Q, fdata, idata, _needed(model, (node,)), node, off)
     return out.reshape(*batch, 6, model.dof)

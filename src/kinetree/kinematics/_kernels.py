@@ -160,8 +160,7 @@ def to_homogeneous(W: np.ndarray, out: np.ndarray) -> None:
     out[3, 3] = 1.0
 
 
-@njit(cache=True, parallel=True)
-def fk_batch(
+def _fk_batch(
     Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray
 ) -> np.ndarray:
     """World poses ``(N, F, 4, 4)`` of ``frames`` for each row of ``Q`` ``(N, dof)``."""
@@ -177,8 +176,7 @@ def fk_batch(
     return out
 
 
-@njit(cache=True, parallel=True)
-def jacobian_batch(
+def _jacobian_batch(
     Q: np.ndarray,
     fdata: np.ndarray,
     idata: np.ndarray,
@@ -200,3 +198,12 @@ def jacobian_batch(
             p[r] = Wf[r, 0] * offset[0] + Wf[r, 1] * offset[1] + Wf[r, 2] * offset[2] + Wf[r, 3]
         jacobian_add(fdata, idata, W, frame, p, out[b])
     return out
+
+
+# One body each, compiled twice: threads pay off only for large batches (the thread
+# pool's wake-up costs more than a small batch), see PARALLEL_MIN.
+PARALLEL_MIN = 256
+fk_batch = njit(cache=True, parallel=True)(_fk_batch)
+fk_batch_serial = njit(cache=True)(_fk_batch)
+jacobian_batch = njit(cache=True, parallel=True)(_jacobian_batch)
+jacobian_batch_serial = njit(cache=True)(_jacobian_batch)

@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from scipy.spatial.transform import Rotation
 
 from .._validate import as_array
+from ..errors import InvalidValueError, ShapeError
 from . import _kernels
 
 __all__ = [
@@ -147,8 +148,6 @@ def rotation(axis: ArrayLike, angle: ArrayLike) -> np.ndarray:
     a = as_array(axis, "axis", (3,))
     n = np.linalg.norm(a, axis=-1, keepdims=True)
     if np.any(n == 0.0):
-        from ..errors import InvalidValueError
-
         raise InvalidValueError("rotation axis must be non-zero")
     th = as_array(angle, "angle")
     w = a / n * th[..., None]
@@ -171,16 +170,28 @@ def from_rotation_translation(R: ArrayLike, p: ArrayLike) -> np.ndarray:
 def compose(*transforms: ArrayLike) -> np.ndarray:
     """Product ``T1 @ T2 @ ...`` of homogeneous transforms (all 3x3 or all 4x4)."""
     if not transforms:
-        raise ValueError("compose needs at least one transform")
-    out = np.asarray(transforms[0], dtype=np.float64)
-    for T in transforms[1:]:
-        out = out @ np.asarray(T, dtype=np.float64)
+        raise InvalidValueError("compose needs at least one transform")
+    mats = [_homogeneous(T, f"transform {i}") for i, T in enumerate(transforms)]
+    n = mats[0].shape[-1]
+    if any(M.shape[-1] != n for M in mats):
+        raise ShapeError("compose: mix of 3x3 (2D) and 4x4 (3D) transforms")
+    out = mats[0]
+    for M in mats[1:]:
+        out = out @ M
     return out
+
+
+def _homogeneous(T: ArrayLike, name: str) -> np.ndarray:
+    """``T`` as a finite (..., 3, 3) or (..., 4, 4) float array."""
+    a = as_array(T, name)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] not in (3, 4):
+        raise ShapeError(f"{name} must be (..., 3, 3) or (..., 4, 4), got {a.shape}")
+    return a
 
 
 def inverse(T: ArrayLike) -> np.ndarray:
     """Inverse of a rigid transform (3x3 or 4x4): ``[R^T, -R^T p]``, no general inverse."""
-    T = np.asarray(T, dtype=np.float64)
+    T = _homogeneous(T, "T")
     n = T.shape[-1]
     R = T[..., : n - 1, : n - 1]
     p = T[..., : n - 1, n - 1]
@@ -194,9 +205,9 @@ def inverse(T: ArrayLike) -> np.ndarray:
 
 def transform_points(T: ArrayLike, points: ArrayLike) -> np.ndarray:
     """Apply homogeneous ``T`` ((..., d+1, d+1)) to points ``(..., d)``."""
-    T = np.asarray(T, dtype=np.float64)
-    pts = np.asarray(points, dtype=np.float64)
+    T = _homogeneous(T, "T")
     n = T.shape[-1] - 1
+    pts = as_array(points, "points", (n,))
     return np.einsum("...ij,...j->...i", T[..., :n, :n], pts) + T[..., :n, n]
 
 
@@ -219,6 +230,8 @@ def quaternion_to_matrix(q: ArrayLike) -> np.ndarray:
     """3x3 rotation from a quaternion ``(w, x, y, z)`` (normalised first)."""
     q = as_array(q, "quaternion", (4,))
     flat = q.reshape(-1, 4)
+    if np.any(np.linalg.norm(flat, axis=-1) < 1e-12):
+        raise InvalidValueError("quaternion must be non-zero (it is normalised)")
     return Rotation.from_quat(flat, scalar_first=True).as_matrix().reshape(*q.shape[:-1], 3, 3)
 
 
