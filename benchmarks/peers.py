@@ -28,7 +28,16 @@ import numpy as np
 import kinetree
 from kinetree.spatial import matrix_to_rpy
 
-__all__ = ["PEER_PACKAGES", "Arm", "Peer", "Skip", "all_peers", "arm", "fk_discrepancy", "peer_status"]
+__all__ = [
+    "PEER_PACKAGES",
+    "Arm",
+    "Peer",
+    "Skip",
+    "all_peers",
+    "arm",
+    "fk_discrepancy",
+    "peer_status",
+]
 
 #: pip name -> import name, in the order of the tables.
 PEER_PACKAGES = {
@@ -64,13 +73,17 @@ def peer_status() -> list[tuple[str, str, str]]:
             importlib.import_module(mod)
         except ImportError as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            status = "not installed" if isinstance(exc, ModuleNotFoundError) and exc.name == mod else (
-                f"import failed: {msg}"
+            status = (
+                "not installed"
+                if isinstance(exc, ModuleNotFoundError) and exc.name == mod
+                else (f"import failed: {msg}")
             )
             rows.append((pip_name, "-", status))
             continue
         except Exception as exc:  # a broken install raises anything
-            rows.append((pip_name, _version(pip_name), f"import failed: {type(exc).__name__}: {exc}"))
+            rows.append(
+                (pip_name, _version(pip_name), f"import failed: {type(exc).__name__}: {exc}")
+            )
             continue
         rows.append((pip_name, _version(pip_name), "ok"))
     return rows
@@ -91,7 +104,8 @@ def model_to_urdf(model: kinetree.Model, meshless_inertials: bool = True) -> str
         if meshless_inertials:
             out.append(
                 f'  <link name="{name}"><inertial><origin xyz="0 0 0" rpy="0 0 0"/>'
-                '<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>'
+                '<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" '
+                'izz="0.01"/>'
                 "</inertial></link>"
             )
         else:
@@ -105,7 +119,8 @@ def model_to_urdf(model: kinetree.Model, meshless_inertials: bool = True) -> str
         qi = int(model.q_index[k])
         if jt == 0 or qi < 0:
             out.append(
-                f'  <joint name="{model.node_names[k]}_fixed" type="fixed"><parent link="{parent}"/>'
+                f'  <joint name="{model.node_names[k]}_fixed" type="fixed">'
+                f'<parent link="{parent}"/>'
                 f'<child link="{model.node_names[k]}"/><origin xyz="{xyz}" rpy="{rpy}"/></joint>'
             )
             continue
@@ -276,10 +291,11 @@ class RTB(Peer):
             self.ets = _ets_from_model(rtb, arm.model)
         lim = np.asarray(self.ets.qlim).T
         if not np.allclose(lim, arm.model.limits, atol=1e-9):
-            arm.notes.append(f"rtb: joint limits differ from kinetree's by {np.max(np.abs(lim - arm.model.limits)):.2g}")
+            d = float(np.max(np.abs(lim - arm.model.limits)))
+            arm.notes.append(f"rtb: joint limits differ from kinetree's by {d:.2g}")
         self.mask = np.array([1.0, 1, 1, 0, 0, 0]) if self.kind == "position" else None
         self._fn = getattr(self.ets, self.method)
-        np.random.seed(0)  # rtb's restarts draw from numpy's global generator
+        np.random.seed(0)  # noqa: NPY002 (rtb restarts draw from the global generator)
 
     def fk(self, q: np.ndarray) -> np.ndarray:
         return np.asarray(self.ets.fkine(q).A)
@@ -288,7 +304,9 @@ class RTB(Peer):
         return np.asarray(self.ets.fkine(Q).A)
 
     def solve(self, T: np.ndarray, q0: np.ndarray) -> np.ndarray:
-        sol = self._fn(T, q0=q0, ilimit=30, slimit=100, tol=1e-14, joint_limits=True, mask=self.mask)
+        sol = self._fn(
+            T, q0=q0, ilimit=30, slimit=100, tol=1e-14, joint_limits=True, mask=self.mask
+        )
         return np.asarray(sol.q, dtype=float)
 
 
@@ -526,7 +544,9 @@ class PyBullet(Peer):
     def fk(self, q: np.ndarray) -> np.ndarray:
         p = self.p
         self._set(q)
-        st = p.getLinkState(self.body, self.tip, computeForwardKinematics=True, physicsClientId=self.cid)
+        st = p.getLinkState(
+            self.body, self.tip, computeForwardKinematics=True, physicsClientId=self.cid
+        )
         T = np.eye(4)
         T[:3, :3] = np.array(p.getMatrixFromQuaternion(st[5])).reshape(3, 3)
         T[:3, 3] = st[4]
@@ -537,9 +557,13 @@ class PyBullet(Peer):
         t0 = time.perf_counter()
         pos = T[:3, 3].tolist()
         kw: dict[str, Any] = dict(
-            lowerLimits=self.lo, upperLimits=self.hi, jointRanges=self.ranges,
-            maxNumIterations=1000, residualThreshold=1e-12, physicsClientId=self.cid,
-        )  # fmt: skip
+            lowerLimits=self.lo,
+            upperLimits=self.hi,
+            jointRanges=self.ranges,
+            maxNumIterations=1000,
+            residualThreshold=1e-12,
+            physicsClientId=self.cid,
+        )
         pose = self.kind == "pose"
         if pose:
             w, x, y, z = kinetree.spatial.matrix_to_quaternion(T[:3, :3])
@@ -554,7 +578,9 @@ class PyBullet(Peer):
             )
             # pybullet's own FK decides whether to go on (kinetree judges afterwards).
             self._set(q)
-            st = p.getLinkState(self.body, self.tip, computeForwardKinematics=True, physicsClientId=self.cid)
+            st = p.getLinkState(
+                self.body, self.tip, computeForwardKinematics=True, physicsClientId=self.cid
+            )
             e = float(np.linalg.norm(np.subtract(st[4], pos)))
             if pose:
                 dq = p.getDifferenceQuaternion(st[5], kw["targetOrientation"])
@@ -610,9 +636,12 @@ class IKPy(Peer):
             warnings.simplefilter("ignore")
             if self.kind == "pose":
                 full = self.chain.inverse_kinematics(
-                    T[:3, 3], T[:3, :3], orientation_mode="all",
-                    initial_position=self._full(q0), tol=1e-12,
-                )  # fmt: skip
+                    T[:3, 3],
+                    T[:3, :3],
+                    orientation_mode="all",
+                    initial_position=self._full(q0),
+                    tol=1e-12,
+                )
             else:
                 full = self.chain.inverse_kinematics(
                     T[:3, 3], initial_position=self._full(q0), tol=1e-12
@@ -623,4 +652,3 @@ class IKPy(Peer):
 def all_peers() -> list[Peer]:
     """One instance of every peer solver, in table order."""
     return [RTB("ik_LM"), RTB("ik_NR"), Pinocchio(), PyTorchKinematics(), PyBullet(), IKPy()]
-

@@ -29,15 +29,27 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="200 targets, smaller caps and batches")
-    ap.add_argument("--n", type=int, default=None, help="targets per scenario (default 1000, quick 200)")
+    ap.add_argument(
+        "--n", type=int, default=None, help="targets per scenario (default 1000, quick 200)"
+    )
     ap.add_argument("--only", default="", help="comma-separated scenarios (default: all)")
     ap.add_argument("--no-peers", action="store_true", help="kinetree only")
-    ap.add_argument("--no-first-call", action="store_true", help="skip the cold/warm JIT cache measurement")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="pin BLAS/OpenMP/numba/torch threads (default: each library's own)")  # fmt: skip
-    ap.add_argument("--write", metavar="PATH", default=None, help="also write the tables into PATH (Markdown)")
+    ap.add_argument(
+        "--no-first-call", action="store_true", help="skip the cold/warm JIT cache measurement"
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="pin BLAS/OpenMP/numba/torch threads (default: each library's own)",
+    )
+    ap.add_argument(
+        "--write", metavar="PATH", default=None, help="also write the tables into PATH (Markdown)"
+    )
     ap.add_argument("--first-call-child", action="store_true", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -89,8 +101,11 @@ def first_call_table(log):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, str(HERE / "run.py"), "--first-call-child"],
-            env=env, capture_output=True, text=True, timeout=1200,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         wall = time.perf_counter() - t0
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("FIRSTCALL ")), None)
         if line is None:
@@ -106,8 +121,13 @@ def first_call_table(log):  # type: ignore[no-untyped-def]
         "run on a machine). The timed tables below exclude this: each row's first call is a "
         "warm-up, shown in its own column.",
     ]
-    return Table("first-call", "First call: JIT compile (cache cold) vs cache load (cache warm), Panda",
-                 ["step", "cache cold [ms]", "cache warm [ms]"], rows, intro)  # fmt: skip
+    return Table(
+        "first-call",
+        "First call: JIT compile (cache cold) vs cache load (cache warm), Panda",
+        ["step", "cache cold [ms]", "cache warm [ms]"],
+        rows,
+        intro,
+    )
 
 
 # --- machine and versions -----------------------------------------------------------------------
@@ -138,11 +158,16 @@ def machine_lines(threads: int | None) -> list[str]:
     return [
         f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores ({affinity} usable by this process)",
         f"- OS: {platform.platform()}",
-        f"- Python {platform.python_version()}, numpy {numpy.__version__}, scipy {scipy.__version__}, "
+        f"- Python {platform.python_version()}, numpy {numpy.__version__}, "
+        f"scipy {scipy.__version__}, "
         f"numba {numba.__version__} (threading layer: {numba.config.THREADING_LAYER}, "
         f"{numba.config.NUMBA_NUM_THREADS} threads), kinetree {kinetree.__version__}",
-        "- Threads: " + (f"pinned to {threads} (`--threads {threads}`)" if threads else
-                         "each library's default (numba and torch use every core)"),  # fmt: skip
+        "- Threads: "
+        + (
+            f"pinned to {threads} (`--threads {threads}`)"
+            if threads
+            else "each library's default (numba and torch use every core)"
+        ),
         f"- Load average at start: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} (1 / 5 / 15 min)",
     ]
 
@@ -182,7 +207,12 @@ def settings_lines() -> list[str]:
 def main(argv: list[str]) -> int:
     args = parse(argv)
     if args.threads:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        for var in (
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "NUMBA_NUM_THREADS",
+        ):
             os.environ[var] = str(args.threads)
     sys.path.insert(0, str(HERE))
     if args.first_call_child:
@@ -204,7 +234,7 @@ def main(argv: list[str]) -> int:
         quick=args.quick,
         peers=not args.no_peers,
         slow_cap=50 if args.quick else 100,
-        row_seconds=20.0 if args.quick else 60.0,
+        row_seconds=15.0 if args.quick else 30.0,
         batch_sizes=(1, 100, 10_000) if args.quick else (1, 100, 10_000, 100_000),
         fk_n=100_000,
         only=tuple(s for s in args.only.split(",") if s),
@@ -240,7 +270,10 @@ def main(argv: list[str]) -> int:
                 print(table.markdown(), flush=True)
     wall = time.perf_counter() - t0
     la = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    tail = f"Whole run: {wall / 60:.1f} min; load average at the end: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f}."
+    tail = (
+        f"Whole run: {wall / 60:.1f} min; load average at the end: "
+        f"{la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f}."
+    )
     print(tail)
     if args.write:
         write_doc(Path(args.write), head, started, command, plines, tables, tail, cfg)
@@ -262,8 +295,16 @@ def write_doc(path, head, started, command, plines, tables, tail, cfg) -> None: 
         "",
     ]
     if plines:
-        body += ["Peers found in this environment:", "", *plines, "", "Peer settings:", "",
-                 *settings_lines(), ""]  # fmt: skip
+        body += [
+            "Peers found in this environment:",
+            "",
+            *plines,
+            "",
+            "Peer settings:",
+            "",
+            *settings_lines(),
+            "",
+        ]
     for t in tables:
         body += [t.markdown()]
     body += [tail, "", END]

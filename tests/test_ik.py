@@ -34,7 +34,8 @@ KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 def test_auto_solves_random_pose_targets(name: str) -> None:
     m = model(name)
     _, T = reachable_poses(m, 1000, seed=20240607)
-    res = ik(m, T, q0=m.neutral(), method="auto", tol=1e-6, time_budget=0.05)
+    # a generous budget per target: a loaded machine must not turn into failures
+    res = ik(m, T, q0=m.neutral(), method="auto", tol=1e-6, time_budget=0.2)
     assert res.q.shape == (1000, m.dof)
     assert np.all(res.reachable)
     assert res.success.mean() >= 0.999, np.nonzero(~res.success)[0]

@@ -95,8 +95,7 @@ def test_pose_object_bad_last_row(panda, T, last_row) -> None:
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_nonfinite_position(method, bad) -> None:
     m = model("planar2r")
-    _raises(InvalidValueError, lambda: m.ik(Position([bad, 0.5, 0.0]), method=method),
-            "NaN or inf")  # fmt: skip
+    _raises(InvalidValueError, lambda: m.ik(Position([bad, 0.5, 0.0]), method=method), "NaN or inf")
     batch = np.array([[1.0, 0.5, 0.0], [0.5, bad, 0.0]])
     if method not in ("fabrik", "analytic"):
         _raises(InvalidValueError, lambda: m.ik(Position(batch), method=method), "NaN or inf")
@@ -116,20 +115,23 @@ def test_nonfinite_q0(panda, T, method, bad) -> None:
     q0 = panda.neutral()
     q0[2] = bad
     target = Position(T[:3, 3]) if method == "fabrik" else T
-    _raises(InvalidValueError, lambda: panda.ik(target, q0=q0, method=method), "NaN or inf",
-            "q0")  # fmt: skip
+    _raises(InvalidValueError, lambda: panda.ik(target, q0=q0, method=method), "NaN or inf", "q0")
     if method != "fabrik":
         q0s = np.stack([panda.neutral(), q0])
-        _raises(InvalidValueError, lambda: panda.ik(np.stack([T, T]), q0=q0s, method=method),
-                "NaN or inf")  # fmt: skip
+        _raises(
+            InvalidValueError,
+            lambda: panda.ik(np.stack([T, T]), q0=q0s, method=method),
+            "NaN or inf",
+        )
     _raises(InvalidValueError, lambda: panda.ik(Position(T[:3, 3]), q0=q0, method=method))
 
 
 def test_nonfinite_q0_analytic() -> None:
     m = model("ur5")
     T = m.fk(m.neutral())
-    _raises(InvalidValueError, lambda: m.ik(T, q0=np.full(6, np.nan), method="analytic"),
-            "NaN or inf")  # fmt: skip
+    _raises(
+        InvalidValueError, lambda: m.ik(T, q0=np.full(6, np.nan), method="analytic"), "NaN or inf"
+    )
 
 
 # --- not rigid ------------------------------------------------------------------------------
@@ -180,8 +182,12 @@ def _not_rigid_cases():
     for make in NOT_RIGID:
         for method in NUMERIC_METHODS:
             bug = make in (_last_row, _last_one) and method in ("bfgs", "lbfgs", "cg")
-            yield pytest.param(make, method, marks=[_LAST_ROW_BUG] if bug else [],
-                               id=f"{make.__name__[1:]}-{method}")  # fmt: skip
+            yield pytest.param(
+                make,
+                method,
+                marks=[_LAST_ROW_BUG] if bug else [],
+                id=f"{make.__name__[1:]}-{method}",
+            )
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scipy on a bad target; see below
@@ -291,8 +297,9 @@ def test_non_numeric_q0(panda, T) -> None:
 )
 def test_unknown_frame_lists_frames(method) -> None:
     m = model("ur5")
-    msg = _raises(UnknownNameError, lambda: m.ik(m.fk(m.neutral()), frame="gripper",
-                                                 method=method), "gripper")  # fmt: skip
+    msg = _raises(
+        UnknownNameError, lambda: m.ik(m.fk(m.neutral()), frame="gripper", method=method), "gripper"
+    )
     for f in m.frame_names:
         assert f in msg
 
@@ -315,8 +322,9 @@ def test_unknown_active_lists_joints_and_presets(T) -> None:
     assert all(j in msg for j in p.joint_names)
     h = model("humanoid")
     target = Position(h.fk(h.neutral(), "hand_r")[:3, 3])
-    msg = _raises(UnknownNameError, lambda: h.ik(target, frame="hand_r", active="right_hand"),
-                  "right_hand")  # fmt: skip
+    msg = _raises(
+        UnknownNameError, lambda: h.ik(target, frame="hand_r", active="right_hand"), "right_hand"
+    )
     assert "right_arm" in msg and "shoulder_r" in msg
 
 
@@ -326,8 +334,11 @@ def test_unknown_option(method) -> None:
     T = m.fk(m.neutral())
     msg = _raises(InvalidValueError, lambda: m.ik(T, method=method, maxiter=5), "maxiter")
     assert "max_iter" in msg  # the valid options are listed
-    _raises(InvalidValueError, lambda: m.ik(Position(T[:3, 3]), method=method, tolerance=1e-3),
-            "tolerance")  # fmt: skip
+    _raises(
+        InvalidValueError,
+        lambda: m.ik(Position(T[:3, 3]), method=method, tolerance=1e-3),
+        "tolerance",
+    )
 
 
 def test_ik_all_takes_no_options() -> None:
@@ -366,8 +377,11 @@ def test_bad_option_values(panda, T, method, name, value, word) -> None:
 
 @pytest.mark.parametrize("value", [-1e-6, (1e-6, -1.0)])
 def test_bad_tolerance_position_target(panda, T, value) -> None:
-    _raises(InvalidValueError, lambda: panda.ik(Position(T[:3, 3]), tol=value), "tolerance"
-            if isinstance(value, tuple) else "tol")  # fmt: skip
+    _raises(
+        InvalidValueError,
+        lambda: panda.ik(Position(T[:3, 3]), tol=value),
+        "tolerance" if isinstance(value, tuple) else "tol",
+    )
 
 
 @pytest.mark.xfail(
@@ -388,8 +402,11 @@ def test_bad_option_values_analytic(name, value) -> None:
 def test_record_with_a_batch(panda, T, method) -> None:
     targets = np.stack([T, T])
     _raises(UnsupportedError, lambda: panda.ik(targets, record=True, method=method), "record")
-    _raises(UnsupportedError, lambda: panda.ik(Position(targets[:, :3, 3]), record=True,
-                                               method=method), "record")  # fmt: skip
+    _raises(
+        UnsupportedError,
+        lambda: panda.ik(Position(targets[:, :3, 3]), record=True, method=method),
+        "record",
+    )
 
 
 def test_rest_shape(panda, T) -> None:
@@ -408,8 +425,11 @@ def test_unsupported_targets_and_methods(panda, T) -> None:
     _raises(InvalidValueError, lambda: panda.ik(T, active=[]), "no active joints")
     _raises(InvalidValueError, lambda: panda.ik(Direction([0, 0, 0])), "non-zero")
     _raises(UnsupportedError, lambda: panda.ik(T, method="fabrik"), "fabrik")
-    _raises(UnsupportedError, lambda: panda.ik(Position(np.stack([T[:3, 3]] * 2)),
-                                               method="fabrik"), "fabrik")  # fmt: skip
+    _raises(
+        UnsupportedError,
+        lambda: panda.ik(Position(np.stack([T[:3, 3]] * 2)), method="fabrik"),
+        "fabrik",
+    )
     _raises(UnsupportedError, lambda: panda.ik(T, method="analytic"), "panda")
     _raises(UnsupportedError, lambda: panda.ik_all(T), "panda")
     ur5 = model("ur5")

@@ -64,8 +64,16 @@ def test_preset_from_another_start(human) -> None:
     h = human
     q0 = random_q(h, 1, seed=61)[0]
     p = _reach_point(h)
-    res = ik(h, Position(p), frame="hand_r", active="right_arm+spine", q0=q0, restarts=20,
-             seed=0, time_budget=None)  # fmt: skip
+    res = ik(
+        h,
+        Position(p),
+        frame="hand_r",
+        active="right_arm+spine",
+        q0=q0,
+        restarts=20,
+        seed=0,
+        time_budget=None,
+    )
     assert res.success
     assert position_errors(h, res.q, p, "hand_r") <= 1e-6
     inactive = ~h.active_mask("right_arm+spine")
@@ -129,8 +137,12 @@ def test_both_hands_batched_positions(human) -> None:
     base = _reach_point(h)
     right = base + np.array([[0.0, 0.0, 0.0], [0.05, 0.0, -0.05], [-0.05, -0.05, 0.05]])
     left = base * [1, -1, 1]
-    res = ik(h, {"hand_r": Position(right), "hand_l": Position(left)}, active="above_hips",
-             rest="neutral")  # fmt: skip
+    res = ik(
+        h,
+        {"hand_r": Position(right), "hand_l": Position(left)},
+        active="above_hips",
+        rest="neutral",
+    )
     assert res.q.shape == (3, h.dof)
     assert res.position_error.shape == (3, 2)
     assert np.all(res.success)
@@ -159,8 +171,12 @@ def test_look_at_with_another_axis_and_a_hand_target(human) -> None:
     h = human
     up = np.array([0.2, -0.1, 1.0])
     p = _reach_point(h)
-    res = ik(h, {"head": Direction(up, axis=[0, 0, 1]), "hand_r": Position(p)},
-             active="above_hips", rest="neutral")  # fmt: skip
+    res = ik(
+        h,
+        {"head": Direction(up, axis=[0, 0, 1]), "hand_r": Position(p)},
+        active="above_hips",
+        rest="neutral",
+    )
     assert res.success
     z_axis = h.fk(res.q, "head")[:3, 2]
     cos = z_axis @ (up / np.linalg.norm(up))
@@ -187,8 +203,10 @@ def test_hand_target_with_only_the_other_arm_active_raises(human) -> None:
     # the message says what would move it
     assert "shoulder_r" in str(info.value)
     with pytest.raises(kinetree.InvalidValueError, match="foot_r"):
-        h.ik({"hand_r": Position(_reach_point(h)), "foot_r": Pose(h.fk(h.neutral(), "foot_r"))},
-             active="above_hips")  # fmt: skip
+        h.ik(
+            {"hand_r": Position(_reach_point(h)), "foot_r": Pose(h.fk(h.neutral(), "foot_r"))},
+            active="above_hips",
+        )
 
 
 def test_unreachable_hand_target(human) -> None:

@@ -112,7 +112,8 @@ def test_error_history_records_a_decreasing_error(name: str, method: str) -> Non
     m = model(name)
     _, xyz = reachable_positions(m, 1, seed=4000)
     p = xyz[0]
-    opts = dict(SETTINGS[method], record=True, seed=5)
+    # fewer restarts than above: the history is allocated for (max_iter + 1) * (restarts + 1)
+    opts = dict(SETTINGS[method], record=True, seed=5, restarts=3)
     res = ik(m, Position(p), method=method, **opts)
     assert res.success
     h, e = res.history, res.error_history

@@ -34,6 +34,10 @@ __all__ = ["JOINT_TYPES", "Model"]
 
 JOINT_TYPES = ("fixed", "revolute", "prismatic")
 
+# Functions of upper layers that the convenience methods delegate to, imported on first
+# use (model sits below kinematics and ik; the work stays there).
+_LAZY: dict[str, Any] = {}
+
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
@@ -271,8 +275,11 @@ class Model:
 
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and options."""
-        from .ik import solve
+        solve = _LAZY.get("solve")
+        if solve is None:
+            from .ik import solve
 
+            _LAZY["solve"] = solve
         return solve(self, target, frame, **options)
 
     def ik_all(self, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:

@@ -97,13 +97,14 @@ def _pose_template(model: Model, frame: str | None, options: dict[str, Any]) -> 
     else:
         if options.get("method", "auto") not in _KERNEL_METHODS or options.get("record"):
             return None
-        try:
-            key = (frame, tuple(sorted((k, v) for k, v in options.items() if k != "q0")))
-            hash(key)
-        except TypeError:
-            return None
+        # Insertion order is part of the key: the same options in another order only
+        # cost one more cached template.
+        key = (frame, *[kv for kv in options.items() if kv[0] != "q0"])
     cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
-    tpl = cache.get(key)
+    try:
+        tpl = cache.get(key)
+    except TypeError:  # an unhashable option value: take the general path
+        return None
     if tpl is None:
         name = frame if frame is not None else model.end_effectors[0]
         opts = {k: v for k, v in options.items() if k != "q0"}
@@ -118,21 +119,30 @@ def _solve_poses(tpl: Template, P: np.ndarray, q0: Any, t0: float) -> IKResult:
     """Pose targets ``(..., 4, 4)`` straight into the compiled kernels."""
     model = tpl.model
     dof = model.dof
-    fdata, idata = model.packed
     if P.dtype != np.float64 or not P.flags.c_contiguous:
         P = np.ascontiguousarray(P, dtype=np.float64)
     batch = P.shape[:-2]
     if q0 is None:
         qa = model.q_neutral
     elif type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (dof,):
-        qa = q0
+        qa = q0 if q0.flags.c_contiguous else np.ascontiguousarray(q0)
     else:
-        qa = as_q0(model, q0, batch) if batch else as_q0(model, q0, ())
+        qa = as_q0(model, q0, batch) if batch else np.ascontiguousarray(as_q0(model, q0, ()))
     if not batch:
         out = np.empty(dof + 7)
-        K.solve_pose(fdata, idata, tpl.nodes, tpl.tgt_i, tpl.rows, tpl.cfg, tpl.icfg, P,
-                     np.ascontiguousarray(qa), out, tpl.seed)  # fmt: skip
-        return _single(tpl, out, None, None, t0)
+        K.solve_pose_packed(tpl.ibuf, tpl.fbuf, P, qa, out, tpl.seed)
+        status, iters, restarts, _, reach = out[dof + 2 :].tolist()
+        if status > 1.0:
+            _raise_status(int(status))
+        success = status == 0.0
+        reachable = reach != 0.0
+        return IKResult(
+            out[:dof], success, out[dof : dof + 1], out[dof + 1 : dof + 2], int(iters),
+            int(restarts), time.perf_counter() - t0,
+            _message(success, reachable, int(iters), int(restarts)), reachable, None, None,
+            tpl.frames, tpl.method,
+        )  # fmt: skip
+    fdata, idata = model.packed
     B = int(np.prod(batch))
     if qa.ndim == 1:
         q0b = qa.reshape(1, dof)
@@ -141,7 +151,7 @@ def _solve_poses(tpl: Template, P: np.ndarray, q0: Any, t0: float) -> IKResult:
     out = np.empty((B, dof + 7))
     kernel = K.solve_pose_batch if B >= K.PARALLEL_MIN else K.solve_pose_batch_serial
     kernel(fdata, idata, tpl.nodes, tpl.tgt_i, tpl.rows, tpl.cfg, tpl.icfg,
-                       P.reshape(B, 4, 4), q0b, out, tpl.seed)  # fmt: skip
+           P.reshape(B, 4, 4), q0b, out, tpl.seed)  # fmt: skip
     return _batched(tpl, out, batch, t0)
 
 

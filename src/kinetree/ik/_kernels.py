@@ -87,34 +87,40 @@ def rand01(state: np.ndarray) -> float:
 # --- small dense linear algebra -----------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cholesky_solve(A: np.ndarray, n: int, b: np.ndarray, x: np.ndarray) -> bool:
-    """Solve ``A x = b`` for the SPD leading ``n x n`` block of ``A`` (overwritten with
-    its Cholesky factor). False if it is not positive definite."""
+    """Solve ``A x = b`` for the SPD leading ``n x n`` block of ``A`` by ``L D L^T``.
+
+    Reads the lower triangle; overwrites ``A`` with ``L`` (strict lower), ``L D``
+    (strict upper, row k holds ``L[i, k] D[k]``) and ``1 / D`` (diagonal). No square
+    roots, one division per column. False if ``A`` is not positive definite.
+    """
     for j in range(n):
-        s = A[j, j]
+        d = A[j, j]
         for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if not s > 0.0 or s == np.inf:
+            d -= A[j, k] * A[k, j]
+        if not d > 0.0 or d == np.inf:
             return False
-        d = math.sqrt(s)
-        A[j, j] = d
         inv = 1.0 / d
+        A[j, j] = inv
         for i in range(j + 1, n):
             s = A[i, j]
             for k in range(j):
-                s -= A[i, k] * A[j, k]
+                s -= A[i, k] * A[k, j]
+            A[j, i] = s
             A[i, j] = s * inv
     for i in range(n):
         s = b[i]
         for k in range(i):
             s -= A[i, k] * x[k]
-        x[i] = s / A[i, i]
+        x[i] = s
+    for i in range(n):
+        x[i] *= A[i, i]
     for i in range(n - 1, -1, -1):
         s = x[i]
         for k in range(i + 1, n):
             s -= A[k, i] * x[k]
-        x[i] = s / A[i, i]
+        x[i] = s
     return True
 
 
@@ -127,43 +133,133 @@ def damped_solve(
     ``A`` (>= max(m, na) square) and ``y`` (>= max(m, na)) are scratch space.
     """
     m, na = J.shape
+    if min(m, na) > 8:
+        # Large systems (a character with several effectors): BLAS for the products.
+        if m <= na:
+            M = J @ J.T
+            for i in range(m):
+                M[i, i] += lam
+            if not cholesky_solve(M, m, e, y):
+                return False
+            dq[:] = J.T @ y[:m]
+        else:
+            M = J.T @ J
+            for a in range(na):
+                M[a, a] += lam
+            g = J.T @ e
+            if not cholesky_solve(M, na, g, dq):
+                return False
+        return True
+    # Products accumulate column by column so the entries are independent sums (the
+    # row-by-row dot products form one long dependency chain per entry).
     if m <= na:
         for i in range(m):
             for j in range(i + 1):
-                s = 0.0
-                for k in range(na):
-                    s += J[i, k] * J[j, k]
-                A[i, j] = s
-                A[j, i] = s
+                A[i, j] = 0.0
+        for k in range(na):
+            for i in range(m):
+                jik = J[i, k]
+                for j in range(i + 1):
+                    A[i, j] += jik * J[j, k]
+        for i in range(m):
             A[i, i] += lam
         if not cholesky_solve(A, m, e, y):
             return False
         for k in range(na):
-            s = 0.0
-            for i in range(m):
-                s += J[i, k] * y[i]
-            dq[k] = s
+            dq[k] = 0.0
+        for i in range(m):
+            yi = y[i]
+            for k in range(na):
+                dq[k] += J[i, k] * yi
     else:
         g = y
         for k in range(na):
-            s = 0.0
-            for i in range(m):
-                s += J[i, k] * e[i]
-            g[k] = s
+            g[k] = 0.0
+        for i in range(m):
+            ei = e[i]
+            for k in range(na):
+                g[k] += J[i, k] * ei
         for a in range(na):
             for b in range(a + 1):
-                s = 0.0
-                for i in range(m):
-                    s += J[i, a] * J[i, b]
-                A[a, b] = s
-                A[b, a] = s
+                A[a, b] = 0.0
+        for i in range(m):
+            for a in range(na):
+                jia = J[i, a]
+                for b in range(a + 1):
+                    A[a, b] += jia * J[i, b]
+        for a in range(na):
             A[a, a] += lam
         if not cholesky_solve(A, na, g, dq):
             return False
     return True
 
 
-# --- task error and Jacobian ----------------------------------------------------------------
+@njit(cache=True)
+def damped_solve6(
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
+) -> bool:
+    """:func:`damped_solve` for exactly six rows (one 6D pose target), with the loop
+    bounds known to the compiler so it unrolls them: about 3x faster on 6 x 7."""
+    na = J.shape[1]
+    a00 = a10 = a11 = a20 = a21 = a22 = a30 = a31 = a32 = a33 = 0.0
+    a40 = a41 = a42 = a43 = a44 = a50 = a51 = a52 = a53 = a54 = a55 = 0.0
+    for k in range(na):
+        j0 = J[0, k]
+        j1 = J[1, k]
+        j2 = J[2, k]
+        j3 = J[3, k]
+        j4 = J[4, k]
+        j5 = J[5, k]
+        a00 += j0 * j0
+        a10 += j1 * j0
+        a11 += j1 * j1
+        a20 += j2 * j0
+        a21 += j2 * j1
+        a22 += j2 * j2
+        a30 += j3 * j0
+        a31 += j3 * j1
+        a32 += j3 * j2
+        a33 += j3 * j3
+        a40 += j4 * j0
+        a41 += j4 * j1
+        a42 += j4 * j2
+        a43 += j4 * j3
+        a44 += j4 * j4
+        a50 += j5 * j0
+        a51 += j5 * j1
+        a52 += j5 * j2
+        a53 += j5 * j3
+        a54 += j5 * j4
+        a55 += j5 * j5
+    A[0, 0] = a00 + lam
+    A[1, 0] = a10
+    A[1, 1] = a11 + lam
+    A[2, 0] = a20
+    A[2, 1] = a21
+    A[2, 2] = a22 + lam
+    A[3, 0] = a30
+    A[3, 1] = a31
+    A[3, 2] = a32
+    A[3, 3] = a33 + lam
+    A[4, 0] = a40
+    A[4, 1] = a41
+    A[4, 2] = a42
+    A[4, 3] = a43
+    A[4, 4] = a44 + lam
+    A[5, 0] = a50
+    A[5, 1] = a51
+    A[5, 2] = a52
+    A[5, 3] = a53
+    A[5, 4] = a54
+    A[5, 5] = a55 + lam
+    if not cholesky_solve(A, 6, e, y):
+        return False
+    y0, y1, y2, y3, y4, y5 = y[0], y[1], y[2], y[3], y[4], y[5]
+    for k in range(na):
+        dq[k] = (
+            J[0, k] * y0 + J[1, k] * y1 + J[2, k] * y2 + J[3, k] * y3 + J[4, k] * y4 + J[5, k] * y5
+        )
+    return True
 
 
 @njit(cache=True)
@@ -805,7 +901,10 @@ def solve_core(
                 for r in range(m):
                     E += e[r] * e[r]
                 lam = damp * 0.5 * E + lam_min
-                if not damped_solve(J, e, lam, dq, A, y):
+                if m == 6:
+                    if not damped_solve6(J, e, lam, dq, A, y):
+                        damped_solve(J, e, lam + 1e-3, dq, A, y)
+                elif not damped_solve(J, e, lam, dq, A, y):
                     damped_solve(J, e, lam + 1e-3, dq, A, y)
                 if limits:
                     # Active set: a joint the step pushes past a limit is pinned there, its
@@ -826,7 +925,10 @@ def solve_core(
                                 pinned = True
                         if not pinned:
                             break
-                        if not damped_solve(J, e, lam, dq, A, y):
+                        if m == 6:
+                            if not damped_solve6(J, e, lam, dq, A, y):
+                                damped_solve(J, e, lam + 1e-3, dq, A, y)
+                        elif not damped_solve(J, e, lam, dq, A, y):
                             damped_solve(J, e, lam + 1e-3, dq, A, y)
             elif method == PINV:
                 step_pinv(J, e, cutoff, form, dq, A)
@@ -931,6 +1033,53 @@ def solve_pose(
     hq = np.empty((0, q0.shape[0]))
     he = np.empty((0, 2))
     solve_core(fdata, idata, nodes, tgt_i, tf, rows, q0, cfg, icfg, seed, out, hq, he)
+
+
+def pack(
+    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
+    rows: np.ndarray, cfg: np.ndarray, icfg: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Pack a model and a template into one int and one float array (fewer arguments
+    to hand across the Python/compiled boundary: each costs about 0.1 us per call)."""
+    n = fdata.shape[0]
+    head = np.array(
+        [n, nodes.shape[0], tgt_i.shape[0], rows.shape[0], icfg.shape[0]], dtype=np.int64
+    )
+    ibuf = np.concatenate([head, idata.ravel(), nodes, tgt_i.ravel(), rows.ravel(), icfg])
+    fbuf = np.concatenate([fdata.ravel(), cfg])
+    return ibuf.astype(np.int64), fbuf.astype(np.float64)
+
+
+@njit(cache=True, inline="always")
+def unpack(ibuf: np.ndarray, fbuf: np.ndarray) -> tuple:  # type: ignore[type-arg]
+    """Views ``(fdata, idata, nodes, tgt_i, rows, cfg, icfg)`` into packed buffers."""
+    n = ibuf[0]
+    nn = ibuf[1]
+    T = ibuf[2]
+    m = ibuf[3]
+    li = ibuf[4]
+    o = 5
+    idata = ibuf[o : o + 4 * n].reshape((n, 4))
+    o += 4 * n
+    nodes = ibuf[o : o + nn]
+    o += nn
+    tgt_i = ibuf[o : o + 2 * T].reshape((T, 2))
+    o += 2 * T
+    rows = ibuf[o : o + 2 * m].reshape((m, 2))
+    o += 2 * m
+    icfg = ibuf[o : o + li]
+    fdata = fbuf[: 17 * n].reshape((n, 17))
+    cfg = fbuf[17 * n :]
+    return fdata, idata, nodes, tgt_i, rows, cfg, icfg
+
+
+@njit(cache=True)
+def solve_pose_packed(
+    ibuf: np.ndarray, fbuf: np.ndarray, P: np.ndarray, q0: np.ndarray, out: np.ndarray, seed: int
+) -> None:
+    """:func:`solve_pose` on packed buffers (see :func:`pack`)."""
+    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
+    solve_pose(fdata, idata, nodes, tgt_i, rows, cfg, icfg, P, q0, out, seed)
 
 
 def _solve_pose_batch(

@@ -25,7 +25,7 @@ from ..errors import UnsupportedError
 from ..kinematics._kernels import fk_batch
 from ..model import Model
 from . import _kernels as K
-from .problem import Problem
+from .problem import Problem, require_finite_q0
 from .result import IKResult
 
 __all__ = ["fabrik_points", "solve_fabrik"]
@@ -64,6 +64,7 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
     """Run FABRIK on a single position target (see the module docstring)."""
     from . import run
 
+    require_finite_q0(prob)
     tpl = prob.template
     model = tpl.model
     if tpl.tgt_i.shape[0] != 1 or tpl.tgt_i[0, 1] != 0 or np.any(tpl.weights[0, 3:] > 0):

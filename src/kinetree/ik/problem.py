@@ -63,6 +63,8 @@ class Template:
     seed: int
     active: np.ndarray
     record: bool
+    ibuf: np.ndarray  # everything above, packed for the single-pose fast path
+    fbuf: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,7 @@ def template(
     damping = check_positive(options.get("damping", 0.1), "damping", allow_zero=True)
     lam_min = check_positive(options.get("lambda_min", 1e-9), "lambda_min", allow_zero=True)
     cutoff = check_positive(options.get("cutoff", 1e-6), "cutoff", allow_zero=True)
-    max_js = check_positive(options.get("max_joint_step", 1.0), "max_joint_step")
+    max_js = check_positive(options.get("max_joint_step", 2.0), "max_joint_step")
     ns = options.get("normalized_step")
     task_step = 0.0 if ns is None else check_positive(ns, "normalized_step")
     pinv_form = options.get("pinv_form", "svd")
@@ -248,7 +250,7 @@ def template(
     icfg[K.I_RECORD] = (max_iter + 1) * (restarts + 1) if record else 0
     icfg[K.I_NA] = act_idx.size
     icfg[K.I_CLAMP] = int(bool(options.get("clamp_target", False)))
-    icfg[K.I_STALL] = _int_option(options, "stall_iter", 5)
+    icfg[K.I_STALL] = _int_option(options, "stall_iter", 4)
     icfg[K.NI : K.NI + act_idx.size] = act_idx
     dof_node = np.zeros(dof, dtype=np.int64)
     for k in range(model.n_nodes - 1, -1, -1):
@@ -263,12 +265,15 @@ def template(
     icfg[K.NI + dof : K.NI + 2 * dof] = dof_node
     icfg[K.NI + 2 * dof :] = pivots
 
-    for a in (tgt_i, rows, cfg, icfg):
+    nodes = needed_nodes(model, tgt_i[:, 0])
+    ibuf, fbuf = K.pack(*model.packed, nodes, tgt_i, rows, cfg, icfg)
+    for a in (tgt_i, rows, cfg, icfg, ibuf, fbuf):
         a.setflags(write=False)
     return Template(
         model=model, frames=tuple(frames), method=method, tgt_i=tgt_i, weights=weights.copy(),
-        rows=rows, nodes=needed_nodes(model, tgt_i[:, 0]), cfg=cfg, icfg=icfg,
+        rows=rows, nodes=nodes, cfg=cfg, icfg=icfg,
         seed=_seed(options.get("seed"), options.get("rng")), active=active, record=record,
+        ibuf=ibuf, fbuf=fbuf,
     )  # fmt: skip
 
 
@@ -317,27 +322,40 @@ def cached_template(
     model: Model,
     frames: tuple[str, ...],
     kinds: tuple[int, ...],
-    weights: np.ndarray,
-    points: np.ndarray,
+    first: np.ndarray,
     options: Mapping[str, Any],
 ) -> Template:
-    """:func:`template`, memoised per model for hashable options (repeated solves of the
-    same kind of problem, e.g. every frame of an animation, pay for the layout once)."""
+    """:func:`template` for the targets' first row ``first`` (T, 24), memoised per model
+    for hashable options: repeated solves of the same kind of problem (every frame of
+    an animation) pay for the layout once."""
     try:
         key = (
-            frames, kinds, weights.tobytes(), points.tobytes(),
+            frames, kinds, first[:, 12:21].tobytes(),
             tuple(sorted((k, _freeze(v)) for k, v in options.items())),
         )  # fmt: skip
+        cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
+        tpl = cache.get(key)
     except TypeError:
-        return template(model, frames, kinds, weights, points, options)
-    cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
-    tpl = cache.get(key)
+        return _template_from_rows(model, frames, kinds, first, options)
     if tpl is None:
-        tpl = template(model, frames, kinds, weights, points, options)
+        tpl = _template_from_rows(model, frames, kinds, first, options)
         if len(cache) >= 128:
             cache.clear()
         cache[key] = tpl
     return tpl
+
+
+def _template_from_rows(
+    model: Model,
+    frames: tuple[str, ...],
+    kinds: tuple[int, ...],
+    first: np.ndarray,
+    options: Mapping[str, Any],
+) -> Template:
+    points = first[:, 18:21] * (np.array(kinds)[:, None] == 0)
+    return template(
+        model, frames, kinds, np.ascontiguousarray(first[:, 12:18]), points, options
+    )
 
 
 def build_problem(model: Model, target: Any, frame: str | None = None, **options: Any) -> Problem:
@@ -348,22 +366,32 @@ def build_problem(model: Model, target: Any, frame: str | None = None, **options
     check_options(options)
     items = _items(model, target, frame)
     encoded = [encode(t) for _, t in items]
-    batch = tuple(np.broadcast_shapes(*(b for _, _, b in encoded)))
     T = len(items)
-    tgt_f = np.empty((*batch, T, TF_SIZE))
-    for t, (tf, _, _) in enumerate(encoded):
-        tgt_f[..., t, :] = tf
-    first = tgt_f.reshape(-1, T, TF_SIZE)[0]
-    kinds = tuple(kind for _, kind, _ in encoded)
-    points = first[:, 18:21] * (np.array(kinds)[:, None] == 0)
+    if all(not b for _, _, b in encoded):
+        batch: tuple[int, ...] = ()
+        tgt_f = np.stack([tf for tf, _, _ in encoded])
+        first = tgt_f
+    else:
+        batch = tuple(np.broadcast_shapes(*(b for _, _, b in encoded)))
+        tgt_f = np.empty((*batch, T, TF_SIZE))
+        for t, (tf, _, _) in enumerate(encoded):
+            tgt_f[..., t, :] = tf
+        first = tgt_f.reshape(-1, T, TF_SIZE)[0]
+    opts = {k: v for k, v in options.items() if k != "q0"}
     tpl = cached_template(
-        model,
-        tuple(name for name, _ in items),
-        kinds,
-        np.ascontiguousarray(first[:, 12:18]),
-        np.ascontiguousarray(points),
-        {k: v for k, v in options.items() if k != "q0"},
+        model, tuple(name for name, _ in items), tuple(kind for _, kind, _ in encoded), first, opts
     )
     if tpl.record and batch:
         raise UnsupportedError("record=True is for single solves, not batches of targets")
-    return Problem(tpl, tgt_f, as_q0(model, options.get("q0"), batch), batch)
+    q0 = options.get("q0")
+    if not batch and type(q0) is np.ndarray and q0.shape == (model.dof,) and q0.dtype == np.float64:
+        q0a = q0  # finiteness is checked by the kernel
+    else:
+        q0a = as_q0(model, q0, batch)
+    return Problem(tpl, tgt_f, q0a, batch)
+
+
+def require_finite_q0(prob: Problem) -> None:
+    """For solvers that use ``q0`` in Python before any kernel checks it."""
+    if not np.all(np.isfinite(prob.q0)):
+        raise InvalidValueError("q0 contains NaN or inf")

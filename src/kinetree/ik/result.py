@@ -9,7 +9,7 @@ import numpy as np
 __all__ = ["IKResult"]
 
 
-@dataclass
+@dataclass(slots=True)
 class IKResult:
     """Result of :func:`kinetree.ik.solve`.
 

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from . import _kernels as K
-from .problem import Problem
+from .problem import Problem, require_finite_q0
 from .result import IKResult
 
 __all__ = ["solve_scipy"]
@@ -100,6 +100,7 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
     """Solve with ``bfgs``, ``lbfgs`` or ``cg`` (one item at a time for batches)."""
     from . import _message
 
+    require_finite_q0(prob)
     dof = prob.template.model.dof
     T = prob.template.tgt_i.shape[0]
     batch = prob.batch

@@ -101,6 +101,51 @@ KIND_FRAME = 0
 KIND_DIRECTION = 1
 
 
+_POSE_ROW = np.zeros(TF_SIZE)
+_POSE_ROW[12:18] = 1.0
+_POSITION_ROW = np.zeros(TF_SIZE)
+_POSITION_ROW[3:12] = np.eye(3).reshape(9)
+_POSITION_ROW[12:15] = 1.0
+
+
+def _encode_plain(target: Any) -> np.ndarray | None:
+    """The common case without masks, weights or offsets, for one float64 target: the
+    per-frame cost of animation loops. None when the general path is needed."""
+    tp = type(target)
+    if tp is Pose:
+        T = target.T
+        if (
+            type(T) is np.ndarray
+            and T.shape == (4, 4)
+            and T.dtype == np.float64
+            and target.position_mask is None
+            and target.orientation_mask is None
+            and target.position_weight is None
+            and target.orientation_weight is None
+            and target.point is None
+        ):
+            tf = _POSE_ROW.copy()
+            tf[0:3] = T[:3, 3]
+            tf[3:12] = T[:3, :3].ravel()
+            return tf
+    elif tp is Position:
+        p = target.xyz
+        if (
+            type(p) is np.ndarray
+            and p.shape == (3,)
+            and p.dtype == np.float64
+            and target.mask is None
+            and target.weight is None
+            and target.point is None
+        ):
+            if not np.isfinite(p).all():
+                return None  # the general path raises the error
+            tf = _POSITION_ROW.copy()
+            tf[0:3] = p
+            return tf
+    return None
+
+
 def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """``(tf, kind, batch_shape)``: the target as ``(..., 24)`` floats for the kernels.
 
@@ -108,6 +153,9 @@ def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[i
     ``[12:18]`` weights (x, y, z position; x, y, z rotation), ``[18:21]`` point
     offset or local axis. Rigidity and finiteness are checked here once.
     """
+    fast = _encode_plain(target)
+    if fast is not None:
+        return fast, KIND_FRAME, ()
     if isinstance(target, np.ndarray) or isinstance(target, (list, tuple)):
         target = Pose(target)
     if isinstance(target, Pose):
