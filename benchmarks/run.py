@@ -51,6 +51,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--write", metavar="PATH", default=None, help="also write the tables into PATH (Markdown)"
     )
     ap.add_argument("--first-call-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
 
@@ -218,13 +219,18 @@ def main(argv: list[str]) -> int:
     if args.first_call_child:
         first_call_child()
         return 0
-    if args.threads:
+    if args.threads and args.child:
         try:
             import torch
 
             torch.set_num_threads(args.threads)
         except ImportError:
             pass
+    if args.child:
+        import scenarios
+
+        scenarios.child_main(args.child)
+        return 0
 
     import scenarios as S
 

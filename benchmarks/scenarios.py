@@ -8,10 +8,15 @@ tolerance, and every joint within its limits (1e-9 rad of slack).
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -255,25 +260,23 @@ def pose_targets(model: kinetree.Model, n: int, seed: int = SEED) -> np.ndarray:
     return model.fk(model.random_configuration(n, rng=seed))
 
 
-def _kinetree_solver(model: kinetree.Model, T: np.ndarray, method: str, kind: str) -> Callable:
-    opts: dict[str, Any] = {} if method == "auto" else {"method": method}
-    if method == "auto":
-        opts["time_budget"] = TIME_BUDGET
-    if kind == "pose":
-        Ts = [np.ascontiguousarray(t) for t in T]
+def humanoid_trajectory(model: kinetree.Model, n: int) -> np.ndarray:
+    """A smooth upper-body motion ``(n, dof)``: arms and spine swing, legs stay put."""
+    gen = np.random.default_rng(SEED)
+    qn = model.neutral()
+    amp = np.zeros(model.dof)
+    for j, a in (
+        ("shoulder_r", 0.5), ("shoulder_l", 0.5), ("elbow_r", 0.5), ("elbow_l", 0.5),
+        ("wrist_r", 0.3), ("wrist_l", 0.3), ("spine", 0.15), ("chest", 0.15),
+    ):  # fmt: skip
+        amp[model.joint_indices(j)] = a
+    phase = gen.uniform(0, 2 * np.pi, model.dof)
+    t = np.arange(n)[:, None]
+    Q = qn + amp * np.sin(2 * np.pi * t / 250.0 + phase) * np.minimum(1.0, t / 50.0)
+    return np.clip(Q, model.limits[:, 0], model.limits[:, 1])
 
-        def solve(i: int, q0: np.ndarray) -> tuple[np.ndarray, bool]:
-            r = model.ik(Ts[i], q0=q0, **opts)
-            return r.q, r.success
 
-    else:
-        ps = [Position(np.ascontiguousarray(t[:3, 3])) for t in T]
-
-        def solve(i: int, q0: np.ndarray) -> tuple[np.ndarray, bool]:
-            r = model.ik(ps[i], q0=q0, **opts)
-            return r.q, r.success
-
-    return solve
+HUMANOID_FRAMES = ("hand_r", "hand_l", "foot_r", "foot_l")
 
 
 def _has_closed_form(model: kinetree.Model) -> bool:
@@ -284,6 +287,232 @@ def _has_closed_form(model: kinetree.Model) -> bool:
     return bool(supports(model))
 
 
+# --- child processes ----------------------------------------------------------------------------
+#
+# Every group of timed rows (kinetree's methods on one scenario, or one peer) runs in
+# a fresh Python process. Libraries with thread pools (numba's OpenMP layer, torch,
+# OpenBLAS inside scipy) slow each other down by 10-100x when they share a process on
+# a 2-core machine, and a peer that crashes (pybullet can segfault) must not take the
+# benchmark down. The parent makes the targets, the child times, the parent judges.
+
+
+class ChildFailed(Exception):
+    pass
+
+
+_TMP = Path(tempfile.mkdtemp(prefix="kinetree-bench-jobs-"))
+_RUN_PY = Path(__file__).resolve().parent / "run.py"
+
+
+def spawn(job: dict[str, Any], arrays: dict[str, np.ndarray], timeout: float) -> tuple[dict, Any]:
+    """Run ``job`` in a fresh process; ``(meta, arrays)`` of its answer or :class:`ChildFailed`."""
+    d = Path(tempfile.mkdtemp(dir=_TMP))
+    np.savez(d / "in.npz", **arrays)
+    (d / "job.json").write_text(json.dumps(job))
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(_RUN_PY), "--child", str(d / "job.json")],
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ChildFailed(f"did not finish within {timeout:.0f} s") from None
+    if proc.returncode != 0 or not (d / "out.json").exists():
+        lines = [
+            ln for ln in proc.stderr.splitlines()
+            if ln.strip() and not ln.startswith(("b3", "No inertial", " ")) and "nanobind" not in ln
+        ]  # fmt: skip
+        why = lines[-1] if lines else ""
+        code = proc.returncode
+        what = f"crashed (signal {-code})" if code < 0 else f"failed (exit {code})"
+        raise ChildFailed(f"{what}{': ' + why if why else ''}")
+    meta = json.loads((d / "out.json").read_text())
+    out = dict(np.load(d / "out.npz")) if (d / "out.npz").exists() else {}
+    return meta, out
+
+
+def child_main(job_path: str) -> None:
+    d = Path(job_path).parent
+    job = json.loads(Path(job_path).read_text())
+    arrays = dict(np.load(d / "in.npz"))
+    fn = {"single": _child_single, "batch": _child_batch, "fk": _child_fk}[job["type"]]
+    meta, out = fn(job, arrays)
+    np.savez(d / "out.npz", **out)
+    (d / "out.json").write_text(json.dumps(meta))
+
+
+def _peer(label: str) -> P.Peer:
+    for peer in P.all_peers():
+        if peer.label == label:
+            return peer
+    raise KeyError(label)
+
+
+def _kinetree_solvers(job: dict, arrays: dict, model: kinetree.Model) -> dict[str, Callable]:
+    kind = job["kind"]
+    out: dict[str, Callable] = {}
+    for method in job["methods"]:
+        opts: dict[str, Any] = {} if method == "auto" else {"method": method}
+        if method == "auto":
+            opts["time_budget"] = TIME_BUDGET
+        if kind == "humanoid":
+            opts["rest"] = "neutral"
+            feet = {f: Pose(arrays[f]) for f in ("foot_r", "foot_l")}
+            hr, hl = arrays["hand_r"], arrays["hand_l"]
+            frames = [
+                {"hand_r": Pose(hr[i]), "hand_l": Pose(hl[i]), **feet} for i in range(len(hr))
+            ]
+
+            def solve(i: int, q0: np.ndarray, o: dict = opts, f: list = frames) -> Any:
+                r = model.ik(f[i], q0=q0, **o)
+                return r.q, r.success
+
+        elif kind == "pose":
+            Ts = [np.ascontiguousarray(t) for t in arrays["T"]]
+
+            def solve(i: int, q0: np.ndarray, o: dict = opts, Ts: list = Ts) -> Any:
+                r = model.ik(Ts[i], q0=q0, **o)
+                return r.q, r.success
+
+        else:
+            ps = [Position(np.ascontiguousarray(t[:3, 3])) for t in arrays["T"]]
+
+            def solve(i: int, q0: np.ndarray, o: dict = opts, ps: list = ps) -> Any:
+                r = model.ik(ps[i], q0=q0, **o)
+                return r.q, r.success
+
+        out[f"kinetree {method}"] = solve
+    return out
+
+
+def _child_single(job: dict, arrays: dict) -> tuple[dict, dict]:
+    n, q0 = job["n"], arrays["q0"]
+    rows: list[dict] = []
+    out: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"rows": rows}
+
+    def record(run: Run) -> None:
+        k = len(rows)
+        rows.append({"label": run.label, "first": run.first, "capped": run.capped})
+        out[f"times_{k}"] = run.times
+        out[f"Q_{k}"] = run.Q
+        if run.own_success is not None:
+            out[f"own_{k}"] = run.own_success
+
+    if job["solver"] == "kinetree":
+        model = kinetree.load(job["model"])
+        for label, solve in _kinetree_solvers(job, arrays, model).items():
+            cap = job["caps"].get(label)
+            record(time_single(label, solve, n, q0, job["row_seconds"], cap, chain=job["chain"]))
+        return meta, out
+    peer = _peer(job["solver"])
+    arm = P.arm(job["model"])
+    try:
+        t = perf()
+        peer.prepare(arm, job["kind"], job["tol"])
+        meta["setup"] = perf() - t
+        meta["disc"] = P.fk_discrepancy(peer, arm)
+    except P.Skip as exc:
+        meta["skip"] = str(exc)
+        return meta, out
+    meta["notes"] = list(dict.fromkeys(arm.notes))
+    if meta["disc"] > job["tol"]:
+        meta["skip"] = f"its model differs from kinetree's by {meta['disc']:.1e} (> tol)"
+        return meta, out
+    T = arrays["T"]
+
+    def solve(i: int, q: np.ndarray) -> np.ndarray:
+        return peer.solve(T[i], q)
+
+    record(time_single(peer.label, solve, n, q0, job["row_seconds"], peer.cap and job["slow_cap"]))
+    return meta, out
+
+
+def _child_batch(job: dict, arrays: dict) -> tuple[dict, dict]:
+    T, q0 = arrays["T"], arrays["q0"]
+    rows: list[dict] = []
+    out: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"rows": rows, "notes": []}
+    if job["solver"] == "kinetree":
+        model = kinetree.load("panda")
+        model.ik(T[:2], q0=q0, time_budget=TIME_BUDGET)  # load or compile the batch kernel
+        model.ik(T[:300], q0=q0, time_budget=TIME_BUDGET)  # and its parallel variant
+
+        def solve(N: int) -> np.ndarray:
+            return model.ik(T[:N], q0=q0, time_budget=TIME_BUDGET).q
+
+    else:
+        peer = _peer(job["solver"])
+        try:
+            peer.prepare(P.arm("panda"), "pose", 1e-6)
+        except P.Skip as exc:
+            meta["skip"] = str(exc)
+            return meta, out
+        peer.solve_batch(T[:2], q0)
+
+        def solve(N: int) -> np.ndarray:
+            return peer.solve_batch(T[:N], q0)
+
+    per = 0.0  # seconds per target of the last size, to skip sizes that would take too long
+    for N in job["sizes"]:
+        if per * N > job["row_seconds"]:
+            meta["notes"].append(
+                f"{job['solver']} skipped at N={N:,}: at {us(per)} µs per target it would "
+                f"take about {per * N:,.0f} s (> {job['row_seconds']:.0f} s per row)."
+            )
+            continue
+        reps = 5 if N <= 100 else 1
+        best = np.inf
+        for _ in range(reps):
+            t = perf()
+            Q = solve(N)
+            best = min(best, perf() - t)
+        per = best / N
+        out[f"Q_{len(rows)}"] = np.asarray(Q).reshape(N, -1)
+        rows.append({"N": N, "time": best})
+    return meta, out
+
+
+def _child_fk(job: dict, arrays: dict) -> tuple[dict, dict]:
+    Q = arrays["Q"][: job["n"]]
+    if job["solver"] == "kinetree":
+        model = kinetree.load("panda")
+        model.fk(Q[:10])
+        model.fk(Q[:1000])
+
+        def fk(Q: np.ndarray) -> np.ndarray:
+            return model.fk(Q)
+
+        reps = 5
+    else:
+        peer = _peer(job["solver"])
+        try:
+            peer.prepare(P.arm("panda"), "pose", 1e-6)
+        except P.Skip as exc:
+            return {"skip": str(exc)}, {}
+        peer.fk_many(Q[:10])
+        fk = peer.fk_many
+        reps = 1
+    best, T = np.inf, None
+    for _ in range(reps):
+        t = perf()
+        T = fk(Q)
+        best = min(best, perf() - t)
+    return {"time": best}, {"T": np.asarray(T)}
+
+
+# --- parent side: scenarios -----------------------------------------------------------------------
+
+
+def _runs_from(meta: dict, out: dict) -> list[Run]:
+    runs = []
+    for k, row in enumerate(meta.get("rows", [])):
+        own = out.get(f"own_{k}")
+        runs.append(
+            Run(row["label"], out[f"times_{k}"], out[f"Q_{k}"], row["first"], row["capped"], own)
+        )
+    return runs
+
+
 def _judge_run(
     run: Run, model: kinetree.Model, targets: dict[str, tuple[np.ndarray, str]], tol: float
 ) -> None:
@@ -292,71 +521,67 @@ def _judge_run(
     run.close = worst <= tol
 
 
-def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Table | None]:
-    """One arm, single pose (or position-only) targets: kinetree's methods, then every peer.
+def _installed_peers(cfg: Config) -> tuple[list[P.Peer], list[str]]:
+    if not cfg.peers:
+        return [], []
+    status = {name: st for name, _, st in P.peer_status()}
+    ok, missing = [], []
+    for peer in P.all_peers():
+        st = status.get(peer.package, "not installed")
+        if st == "ok":
+            ok.append(peer)
+        else:
+            missing.append(f"{peer.label}: {st}")
+    return ok, missing
 
-    Returns the results table and, for peers, a table of FK agreement / settings.
-    """
+
+def _timeout(cfg: Config, rows: int) -> float:
+    return rows * cfg.row_seconds * 1.5 + 300.0
+
+
+def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Table | None]:
+    """One arm, single pose (or position-only) targets: kinetree's methods, then every peer."""
     model = kinetree.load(name)
     n, tol = cfg.n, 1e-6
     T = pose_targets(model, n)
     q0 = model.neutral()
     targets = {model.end_effectors[0]: (T, kind)}
-    runs: list[Run] = []
     methods: list[str] = list(METHODS)
     if kind == "pose" and _has_closed_form(model):
         methods.insert(1, "analytic")
-    for m in methods:
-        cap = cfg.slow_cap if m == "lbfgs" else None
-        cfg.log(f"  {name} {kind}: kinetree {m}")
-        r = time_single(
-            f"kinetree {m}", _kinetree_solver(model, T, m, kind), n, q0, cfg.row_seconds, cap
-        )
-        _judge_run(r, model, targets, tol)
-        runs.append(r)
+    arrays = {"T": T, "q0": q0}
+    base = {"type": "single", "model": name, "kind": kind, "n": n, "tol": tol, "chain": False,
+            "row_seconds": cfg.row_seconds, "slow_cap": cfg.slow_cap}  # fmt: skip
+    cfg.log(f"  {name} {kind}: kinetree {', '.join(methods)}")
+    job = {**base, "solver": "kinetree", "methods": methods,
+           "caps": {"kinetree lbfgs": cfg.slow_cap}}  # fmt: skip
+    meta, out = spawn(job, arrays, _timeout(cfg, len(methods)))
+    runs = _runs_from(meta, out)
     ref = runs[0]
-
     fk_rows: list[list[str]] = []
-    skipped: list[str] = []
-    arm = P.arm(name) if cfg.peers else None
-    if arm is not None:
-        for peer in P.all_peers():
-            try:
-                t = perf()
-                peer.prepare(arm, kind, tol)
-                setup = perf() - t
-            except P.Skip as exc:
-                skipped.append(f"{peer.label}: {exc}")
-                continue
-            except Exception as exc:  # a peer that breaks must not stop the benchmark
-                skipped.append(f"{peer.label}: setup failed ({type(exc).__name__}: {exc})")
-                continue
-            try:
-                disc = P.fk_discrepancy(peer, arm)
-            except Exception as exc:
-                skipped.append(f"{peer.label}: FK check failed ({type(exc).__name__}: {exc})")
-                continue
-            fk_rows.append([peer.label, f"{disc:.1e}", f"{1e3 * setup:.0f}"])
-            if disc > 1e-6:
-                skipped.append(
-                    f"{peer.label}: its model differs from kinetree's by {disc:.1e} (> tol)"
-                )
-                continue
-            cfg.log(f"  {name} {kind}: {peer.label}")
-
-            def solve(i: int, q: np.ndarray, peer: P.Peer = peer) -> np.ndarray:
-                return peer.solve(T[i], q)
-
-            try:
-                r = time_single(peer.label, solve, n, q0, cfg.row_seconds, peer.cap or None)
-            except Exception as exc:
-                skipped.append(f"{peer.label}: failed while solving ({type(exc).__name__}: {exc})")
-                continue
-            _judge_run(r, model, targets, tol)
-            runs.append(r)
+    peers, skipped = _installed_peers(cfg)
+    arm_notes: list[str] = []
+    for peer in peers:
+        if kind not in peer.kinds:
+            skipped.append(f"{peer.label}: no {kind}-only target in its API")
+            continue
+        cfg.log(f"  {name} {kind}: {peer.label}")
+        try:
+            meta, out = spawn({**base, "solver": peer.label}, arrays, _timeout(cfg, 1))
+        except ChildFailed as exc:
+            skipped.append(f"{peer.label}: {exc}")
+            continue
+        if "disc" in meta:
+            fk_rows.append([peer.label, f"{meta['disc']:.1e}", f"{1e3 * meta['setup']:.0f}"])
+        arm_notes += meta.get("notes", [])
+        if "skip" in meta:
+            skipped.append(f"{peer.label}: {meta['skip']}")
+            continue
+        runs += _runs_from(meta, out)
+    for r in runs:
+        _judge_run(r, model, targets, tol)
     rows, notes = single_rows(runs, ref)
     what = "6D pose" if kind == "pose" else "position-only"
-    title = f"{name}: {what} IK, {n} targets"
     intro = [
         f"Targets: FK of {n} uniform random configurations within the limits "
         f"(`model.random_configuration({n}, rng={SEED})`); every solve starts from "
@@ -367,8 +592,9 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
         "for the others.",
     ]
     if skipped:
-        notes.append("Peers not in this table: " + "; ".join(skipped) + ".")
-    table = Table(f"{name}-{kind}", title, SINGLE_HEADER, rows, intro, notes)
+        notes.append("Not in this table: " + "; ".join(skipped) + ".")
+    table = Table(f"{name}-{kind}", f"{name}: {what} IK, {n} targets", SINGLE_HEADER, rows,
+                  intro, notes)  # fmt: skip
     agree = None
     if fk_rows:
         agree = Table(
@@ -376,7 +602,7 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
             f"{name}: peer models vs kinetree (FK agreement)",
             ["peer", "max abs. difference of the 4x4 tip pose, 9 configs", "setup [ms]"],
             fk_rows,
-            notes=list(dict.fromkeys(arm.notes)) if arm else [],
+            notes=list(dict.fromkeys(arm_notes)),
         )
     return table, agree
 
@@ -387,54 +613,22 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     n, tol = cfg.n, 1e-6
     T = pose_targets(model, n)
     q0 = model.neutral()
-    targets = {model.end_effectors[0]: (T, "position")}
-    runs = []
-    for m in ("analytic", "auto", "dls"):
-        cfg.log(f"  {name}: kinetree {m}")
-        r = time_single(
-            f"kinetree {m}", _kinetree_solver(model, T, m, "position"), n, q0, cfg.row_seconds
-        )
-        _judge_run(r, model, targets, tol)
-        runs.append(r)
+    methods = ["analytic", "auto", "dls"]
+    cfg.log(f"  {name}: kinetree {', '.join(methods)}")
+    job = {"type": "single", "model": name, "kind": "position", "n": n, "tol": tol,
+           "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
+           "methods": methods, "caps": {}}  # fmt: skip
+    runs = _runs_from(*spawn(job, {"T": T, "q0": q0}, _timeout(cfg, 3)))
+    for r in runs:
+        _judge_run(r, model, {model.end_effectors[0]: (T, "position")}, tol)
     rows, notes = single_rows(runs, runs[1])
     intro = [
         f"Position targets `Position(p)` from FK of {n} random configurations within the "
         f"limits; q0 = `model.neutral()`; tol {tol:g} m. `analytic` returns the closed-form "
         "branch nearest q0; the ratio column compares with kinetree auto.",
     ]
-    return Table(
-        name,
-        f"{name}: closed form vs numeric, {n} position targets",
-        SINGLE_HEADER,
-        rows,
-        intro,
-        notes,
-    )
-
-
-# --- humanoid: four effectors along a smooth trajectory -----------------------------------------
-
-
-def humanoid_trajectory(model: kinetree.Model, n: int) -> np.ndarray:
-    """A smooth upper-body motion ``(n, dof)``: arms and spine swing, legs stay put."""
-    gen = np.random.default_rng(SEED)
-    qn = model.neutral()
-    amp = np.zeros(model.dof)
-    for j, a in (
-        ("shoulder_r", 0.5),
-        ("shoulder_l", 0.5),
-        ("elbow_r", 0.5),
-        ("elbow_l", 0.5),
-        ("wrist_r", 0.3),
-        ("wrist_l", 0.3),
-        ("spine", 0.15),
-        ("chest", 0.15),
-    ):
-        amp[model.joint_indices(j)] = a
-    phase = gen.uniform(0, 2 * np.pi, model.dof)
-    t = np.arange(n)[:, None]
-    Q = qn + amp * np.sin(2 * np.pi * t / 250.0 + phase) * np.minimum(1.0, t / 50.0)
-    return np.clip(Q, model.limits[:, 0], model.limits[:, 1])
+    title = f"{name}: closed form vs numeric, {n} position targets"
+    return Table(name, title, SINGLE_HEADER, rows, intro, notes)
 
 
 def humanoid_scenario(cfg: Config) -> Table:
@@ -442,217 +636,129 @@ def humanoid_scenario(cfg: Config) -> Table:
     n, tol = cfg.n, 1e-6
     Qtraj = humanoid_trajectory(model, n)
     q0 = model.neutral()
-    hands = {f: model.fk(Qtraj, f) for f in ("hand_r", "hand_l")}
-    feet = {f: model.fk(q0, f) for f in ("foot_r", "foot_l")}
-    targets = {
-        **{f: (T, "pose") for f, T in hands.items()},
-        **{f: (np.broadcast_to(T, (n, 4, 4)), "pose") for f, T in feet.items()},
-    }
-    frames = [
-        {
-            "hand_r": Pose(hands["hand_r"][i]),
-            "hand_l": Pose(hands["hand_l"][i]),
-            "foot_r": Pose(feet["foot_r"]),
-            "foot_l": Pose(feet["foot_l"]),
-        }
-        for i in range(n)
-    ]
-    runs = []
-    for m in METHODS:
-        opts: dict[str, Any] = {"rest": "neutral"}
-        if m == "auto":
-            opts["time_budget"] = TIME_BUDGET
+    arrays: dict[str, np.ndarray] = {"q0": q0}
+    targets: dict[str, tuple[np.ndarray, str]] = {}
+    for f in HUMANOID_FRAMES:
+        if f.startswith("hand"):
+            arrays[f] = model.fk(Qtraj, f)
+            targets[f] = (arrays[f], "pose")
         else:
-            opts["method"] = m
-
-        def solve(i: int, q: np.ndarray, opts: dict[str, Any] = opts) -> tuple[np.ndarray, bool]:
-            r = model.ik(frames[i], q0=q, **opts)
-            return r.q, r.success
-
-        cap = cfg.slow_cap if m == "lbfgs" else None
-        cfg.log(f"  humanoid: kinetree {m}")
-        r = time_single(f"kinetree {m}", solve, n, q0, cfg.row_seconds, cap, chain=True)
+            arrays[f] = model.fk(q0, f)
+            targets[f] = (np.broadcast_to(arrays[f], (n, 4, 4)), "pose")
+    methods = list(METHODS)
+    cfg.log(f"  humanoid: kinetree {', '.join(methods)}")
+    job = {"type": "single", "model": "humanoid", "kind": "humanoid", "n": n, "tol": tol,
+           "chain": True, "row_seconds": cfg.row_seconds, "solver": "kinetree",
+           "methods": methods, "caps": {"kinetree lbfgs": cfg.slow_cap}}  # fmt: skip
+    runs = _runs_from(*spawn(job, arrays, _timeout(cfg, len(methods))))
+    for r in runs:
         _judge_run(r, model, targets, tol)
-        runs.append(r)
     rows, notes = single_rows(runs, runs[0])
     intro = [
         f"`humanoid` ({model.dof} DoF), {n} frames of a smooth arm-and-spine motion; each frame "
         "solves `{hand_r: Pose, hand_l: Pose, foot_r: Pose(current), foot_l: Pose(current)}` "
-        'with `rest="neutral"`, warm-started from the previous frame\'s answer (frame 0 from '
-        f"`model.neutral()`); success = all four frames within {tol:g} m / {tol:g} rad and joints "
-        "within limits. No peer is run here: none of them has a multi-effector solver in its "
-        "API (Pinocchio would need a hand-written stacked-task loop).",
-    ]
-    return Table(
-        "humanoid",
-        f"humanoid: 4 effectors, warm-started along a trajectory, {n} frames",
-        SINGLE_HEADER,
-        rows,
-        intro,
-        notes,
-    )
-
-
-# --- batches ----------------------------------------------------------------------------------
+        "with `rest=\"neutral\"`, warm-started from the previous frame's answer (frame 0 from "
+        f"`model.neutral()`); success = all four frames within {tol:g} m / {tol:g} rad and "
+        "joints within limits. No peer is run here: none of them has a multi-effector solver "
+        "in its API (Pinocchio would need a hand-written stacked-task loop).",
+    ]  # fmt: skip
+    title = f"humanoid: 4 effectors, warm-started along a trajectory, {n} frames"
+    return Table("humanoid", title, SINGLE_HEADER, rows, intro, notes)
 
 
 def batch_scenario(cfg: Config) -> Table:
     model = kinetree.load("panda")
     q0 = model.neutral()
-    sizes = cfg.batch_sizes
+    sizes = list(cfg.batch_sizes)
     T = pose_targets(model, max(sizes), seed=SEED + 1)
-    rows = []
-    model.ik(T[:2], q0=q0, time_budget=TIME_BUDGET)  # compile / load the batch kernel
-    for N in sizes:
-        cfg.log(f"  batch: kinetree auto N={N}")
-        reps = 5 if N <= 100 else 1
-        best = np.inf
-        for _ in range(reps):
-            t = perf()
-            r = model.ik(T[:N], q0=q0, time_budget=TIME_BUDGET)
-            best = min(best, perf() - t)
-        ok, _, viol = judge(
-            model, r.q.reshape(N, -1), {model.end_effectors[0]: (T[:N], "pose")}, 1e-6
-        )
-        rows.append(
-            [
-                "kinetree auto",
-                f"{N:,}",
-                f"{1e3 * best:,.2f}",
-                f"{N / best:,.0f}",
-                us(best / N),
-                f"{100 * ok.mean():.1f}%",
-                "0" if viol.max() == 0 else f"{viol.max():.2g}",
-            ]
-        )
-    notes = []
-    if cfg.peers:
-        peer = P.PyTorchKinematics()
+    arrays = {"T": T, "q0": q0}
+    rows, notes = [], []
+    solvers = ["kinetree"]
+    peers, missing = _installed_peers(cfg)
+    solvers += [p.label for p in peers if p.batched]
+    notes += [f"{m}." for m in missing if m.startswith("pytorch_kinematics")]
+    for solver in solvers:
+        cfg.log(f"  batch: {solver}")
+        job = {"type": "batch", "solver": solver, "sizes": sizes, "row_seconds": cfg.row_seconds}
         try:
-            arm = P.arm("panda")
-            peer.prepare(arm, "pose")
-            peer.solve_batch(T[:2], q0)
-            per = (
-                0.0  # seconds per target in the last batch, to skip batches that would run too long
-            )
-            for N in sizes:
-                if per * N > cfg.row_seconds:
-                    notes.append(
-                        f"pytorch_kinematics skipped at N={N:,}: at {us(per)} µs per target "
-                        f"it would take about {per * N:,.0f} s (> {cfg.row_seconds:.0f} s per row)."
-                    )
-                    continue
-                cfg.log(f"  batch: {peer.label} N={N}")
-                t = perf()
-                Q = peer.solve_batch(T[:N], q0)
-                dt = perf() - t
-                per = dt / N
-                ok, _, viol = judge(model, Q, {model.end_effectors[0]: (T[:N], "pose")}, 1e-6)
-                rows.append(
-                    [
-                        peer.label,
-                        f"{N:,}",
-                        f"{1e3 * dt:,.2f}",
-                        f"{N / dt:,.0f}",
-                        us(dt / N),
-                        f"{100 * ok.mean():.1f}%",
-                        "0" if viol.max() == 0 else f"{viol.max():.2g}",
-                    ]
-                )
-        except P.Skip as exc:
-            notes.append(f"pytorch_kinematics: {exc}.")
+            meta, out = spawn(job, arrays, _timeout(cfg, len(sizes)))
+        except ChildFailed as exc:
+            notes.append(f"{solver}: {exc}.")
+            continue
+        if "skip" in meta:
+            notes.append(f"{solver}: {meta['skip']}.")
+        notes += meta.get("notes", [])
+        for k, row in enumerate(meta.get("rows", [])):
+            N, dt = row["N"], row["time"]
+            ok, _, viol = judge(model, out[f"Q_{k}"], {"flange": (T[:N], "pose")}, 1e-6)
+            label = "kinetree auto" if solver == "kinetree" else solver
+            vmax = float(viol.max())
+            viol_s = "0" if vmax == 0 else f"{vmax:.2g}"
+            rows.append([label, f"{N:,}", f"{1e3 * dt:,.2f}", f"{N / dt:,.0f}", us(dt / N),
+                         f"{100 * ok.mean():.1f}%", viol_s])  # fmt: skip
     intro = [
         "Panda 6D pose targets (FK of random configurations, seed 1), one call for the whole "
         f"batch: `model.ik(T[:N], q0=q0, time_budget={TIME_BUDGET})` (the batch kernel runs "
         "the targets in parallel over the cores; the budget applies per target). Best of 5 "
         "calls for N <= 100, one call above. pytorch_kinematics: one `PseudoInverseIK.solve` "
-        "for the batch (settings below). Same judge as the single-solve tables.",
+        "for the batch (settings below). Same judge as the single-solve tables. The other "
+        "peers have no batched IK.",
     ]
-    header = [
-        "solver",
-        "N",
-        "total [ms]",
-        "solves/s",
-        "µs per solve",
-        "success",
-        "max limit viol. [rad]",
-    ]
+    header = ["solver", "N", "total [ms]", "solves/s", "µs per solve", "success",
+              "max limit viol. [rad]"]  # fmt: skip
     return Table("batch", "Batch throughput vs N (Panda, 6D pose)", header, rows, intro, notes)
+
+
+FK_CAPS = {"pin": 20_000, "pybullet": 20_000, "ikpy": 2_000}
+FK_NAMES = {
+    "roboticstoolbox-python": ("rtb `ets.fkine(Q)`", "batched (C++)"),
+    "pytorch-kinematics": ("pytorch_kinematics `chain.forward_kinematics(Q)`", "batched (torch)"),
+    "pin": ("pinocchio `framesForwardKinematics`", "Python loop"),
+    "pybullet": ("pybullet `resetJointState` + `getLinkState`", "Python loop"),
+    "ikpy": ("ikpy `chain.forward_kinematics`", "Python loop"),
+}
 
 
 def fk_scenario(cfg: Config) -> Table:
     model = kinetree.load("panda")
     N = cfg.fk_n
     Q = model.random_configuration(N, rng=SEED + 2)
-    model.fk(Q[:10])
-    model.fk(Q[:1000])
-    best = np.inf
-    for _ in range(5):
-        t = perf()
-        T_ref = model.fk(Q)
-        best = min(best, perf() - t)
-    ref_per = best / N
-    rows = [
-        [
-            "kinetree `model.fk(Q)`",
-            f"{N:,}",
-            f"{1e3 * best:,.2f}",
-            us(ref_per),
-            "1.0x (reference)",
-            "batched (numba, parallel)",
-        ]
-    ]
-    notes = []
-    if cfg.peers:
-        arm = P.arm("panda")
-        caps = {"rtb": N, "pytorch": N, "pinocchio": 20_000, "pybullet": 20_000, "ikpy": 2_000}
-        seen = set()
-        for peer in P.all_peers():
-            key = peer.package
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                peer.prepare(arm, "pose")
-            except P.Skip as exc:
-                notes.append(f"{peer.package}: {exc}.")
-                continue
-            cap = next(v for k, v in caps.items() if peer.label.startswith(k))
-            n = min(N, cap)
-            name = {
-                "roboticstoolbox-python": "rtb `ets.fkine(Q)`",
-                "pytorch-kinematics": "pytorch_kinematics `chain.forward_kinematics(Q)`",
-                "pin": "pinocchio `framesForwardKinematics` (Python loop)",
-                "pybullet": "pybullet `resetJointState` + `getLinkState` (Python loop)",
-                "ikpy": "ikpy `forward_kinematics` (Python loop)",
-            }[key]
-            how = (
-                "batched"
-                if key in ("roboticstoolbox-python", "pytorch-kinematics")
-                else "one call per q"
-            )
-            cfg.log(f"  fk: {peer.package} n={n}")
-            peer.fk_many(Q[:10])
-            t = perf()
-            Tp = peer.fk_many(Q[:n])
-            dt = perf() - t
-            err = float(np.max(np.abs(Tp - T_ref[:n])))
-            rows.append(
-                [
-                    name,
-                    f"{n:,}",
-                    f"{1e3 * dt:,.2f}",
-                    us(dt / n),
-                    ratio(dt / n, ref_per),
-                    f"{how}; max diff {err:.1e}",
-                ]
-            )
+    T_ref = model.fk(Q)
+    cfg.log("  fk: kinetree")
+    meta, _ = spawn({"type": "fk", "solver": "kinetree", "n": N}, {"Q": Q}, _timeout(cfg, 1))
+    ref_per = meta["time"] / N
+    rows = [["kinetree `model.fk(Q)`", f"{N:,}", f"{1e3 * meta['time']:,.2f}", us(ref_per),
+             "1.0x (reference)", "batched (numba, parallel)", "-"]]  # fmt: skip
+    notes: list[str] = []
+    peers, _ = _installed_peers(cfg)
+    seen: set[str] = set()
+    for peer in peers:
+        if peer.package in seen:
+            continue
+        seen.add(peer.package)
+        n = min(N, FK_CAPS.get(peer.package, N))
+        cfg.log(f"  fk: {peer.package} n={n}")
+        try:
+            meta, out = spawn({"type": "fk", "solver": peer.label, "n": n}, {"Q": Q},
+                              _timeout(cfg, 1))  # fmt: skip
+        except ChildFailed as exc:
+            notes.append(f"{peer.package}: {exc}.")
+            continue
+        if "skip" in meta:
+            notes.append(f"{peer.package}: {meta['skip']}.")
+            continue
+        err = float(np.max(np.abs(out["T"] - T_ref[:n])))
+        name, how = FK_NAMES[peer.package]
+        dt = meta["time"]
+        rows.append([name, f"{n:,}", f"{1e3 * dt:,.2f}", us(dt / n), ratio(dt / n, ref_per), how,
+                     f"{err:.1e}"])  # fmt: skip
     intro = [
-        f"Flange pose of {N:,} uniform random Panda configurations. kinetree: best of 5 calls. "
-        "Peers whose FK is a Python loop run on fewer configurations (column N); compare the "
-        "per-configuration column.",
+        f"Flange pose of {N:,} uniform random Panda configurations (seed 2). kinetree: best of "
+        "5 calls. Peers whose FK is a Python loop run on fewer configurations (column N); "
+        "compare the per-configuration column. Last column: max abs. difference from "
+        "kinetree's poses.",
     ]
-    header = ["FK", "N", "total [ms]", "µs per config", "vs kinetree", "how"]
+    header = ["FK", "N", "total [ms]", "µs per config", "vs kinetree", "how", "max diff"]
     return Table("fk", f"FK alone: {N:,} Panda configurations", header, rows, intro, notes)
 
 

@@ -25,7 +25,8 @@ def fk_of_builtins() -> None:
         q = model.neutral()
         T = model.fk(q)
         x, y, z = T[:3, 3]
-        print(f"{name:<12} {model.dof:>3}  {model.end_effectors[0]:<12} ({x:+.4f}, {y:+.4f}, {z:+.4f})")
+        ee = model.end_effectors[0]
+        print(f"{name:<12} {model.dof:>3}  {ee:<12} ({x:+.4f}, {y:+.4f}, {z:+.4f})")
         fig = viz.draw(model, q, frames=[model.end_effectors[0]]).figure
         fig.suptitle(f"{name}: neutral pose")
         viz.save_figure(fig, OUT / "models" / f"{name}.png")
@@ -55,8 +56,8 @@ def humanoid_cases() -> None:
         print(f"humanoid {preset:<16} success={r.success!s:<5} error={err_mm:.3g} mm")
         qs.append(r.q)
         titles.append(f"{preset}: {'reached' if r.success else f'{err_mm:.0f} mm short'}")
-    fig = viz.side_by_side(model, qs, titles, targets=[[target]] * 3,
-                           suptitle="Reaching with more and more of the body (seed 000, 3.2)")  # fmt: skip
+    suptitle = "Reaching with more and more of the body (seed 000, 3.2)"
+    fig = viz.side_by_side(model, qs, titles, targets=[[target]] * 3, suptitle=suptitle)
     viz.save_figure(fig, OUT / "humanoid_reach_cases.png")
 
 

@@ -1,4 +1,4 @@
-"""The ``kinetree`` command: ``models``, ``info``, ``fk``.
+"""The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``bvh``.
 
 Thin by design: each command loads a model through :func:`kinetree.load` and
 calls the public API; the only logic here is parsing and printing. Every
@@ -283,6 +283,159 @@ def fk_cmd(
     typer.echo("position [m]:  " + "  ".join(_fmt(v, 6) for v in T[:3, 3]))
     typer.echo("rpy [rad]:     " + "  ".join(_fmt(v, 6) for v in rpy))
     typer.echo("rpy [deg]:     " + "  ".join(_fmt(v, 3) for v in np.degrees(rpy)))
+
+
+Vec3 = tuple[float, float, float]
+
+
+def _target(m: Model, target: Vec3, rpy: Vec3 | None, deg: bool) -> tuple[object, np.ndarray]:
+    """A Position (or a Pose when ``rpy`` is given) and the target point."""
+    from .ik import Pose, Position
+    from .spatial import from_rotation_translation, rpy_to_matrix
+
+    p = np.array(target, dtype=float)
+    if rpy is None:
+        return Position(p), p
+    angles = np.radians(rpy) if deg else np.array(rpy, dtype=float)
+    return Pose(from_rotation_translation(rpy_to_matrix(angles), p)), p
+
+
+TargetOpt = Annotated[
+    tuple[float, float, float],
+    typer.Option("--target", "-t", help="Target position x y z [m].", show_default=False),
+]
+RpyOpt = Annotated[
+    tuple[float, float, float] | None,
+    typer.Option("--rpy", help="Also a target orientation: roll pitch yaw [rad, --deg]."),
+]
+FrameOpt = Annotated[
+    str | None, typer.Option("--frame", "-f", help="Frame to move (default: first end effector).")
+]
+ActiveOpt = Annotated[
+    str | None,
+    typer.Option("--active", "-a", help="Joints that may move: a preset, a group or a joint."),
+]
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="IK method (see the docs).")]
+
+
+@app.command("ik", context_settings={"ignore_unknown_options": True})
+@cli_errors
+def ik_cmd(
+    model: ModelArg,
+    target: TargetOpt,
+    rpy: RpyOpt = None,
+    frame: FrameOpt = None,
+    active: ActiveOpt = None,
+    method: MethodOpt = "auto",
+    tol: Annotated[float, typer.Option("--tol", help="Tolerance [m and rad].")] = 1e-6,
+    deg: Annotated[bool, typer.Option("--deg", help="Angles in and out in degrees.")] = False,
+) -> None:
+    """Inverse kinematics: a configuration that brings FRAME to the target."""
+    m = load(model)
+    tgt, _ = _target(m, target, rpy, deg)
+    r = m.ik(tgt, frame, method=method, active=active, tol=tol, rest="neutral")
+    q = np.where(_is_revolute(m), np.degrees(r.q), r.q) if deg else r.q
+    typer.echo(f"{m.name}: {r.message}")
+    typer.echo(
+        f"success: {r.success}  position error: {r.position_error[0]:.3g} m  "
+        f"orientation error: {r.orientation_error[0]:.3g} rad  ({r.elapsed * 1e3:.2f} ms)"
+    )
+    unit = "deg, m" if deg else "rad, m"
+    typer.echo(table(["joint", f"q [{unit}]"], [(n, _fmt(v)) for n, v in zip(m.joint_names, q)]))
+    if not r.success:
+        raise typer.Exit(1)
+
+
+@app.command("animate", context_settings={"ignore_unknown_options": True})
+@cli_errors
+def animate_cmd(
+    model: ModelArg,
+    target: TargetOpt,
+    output: Annotated[str, typer.Option("-o", "--output", help="A .gif or .mp4 file.")],
+    frame: FrameOpt = None,
+    active: ActiveOpt = None,
+    method: MethodOpt = "pinv",
+    step: Annotated[float, typer.Option("--step", help="Seed 000's alpha per frame.")] = 0.1,
+    fps: Annotated[int, typer.Option("--fps", help="Frames per second.")] = 20,
+) -> None:
+    """Animate the reach toward a target, one IK step per frame (seed 000's figure)."""
+    from . import anim, viz
+
+    m = load(model)
+    p = np.array(target, dtype=float)
+    motion = anim.reach(m, p, frame, method=method, step=step, active=active)
+    path = viz.animate(m, motion.q, output, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
+    result = motion.metadata["result"]
+    typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
+
+
+bvh_app = typer.Typer(help="BVH clips: info, joint positions, retargeting.", no_args_is_help=True)
+app.add_typer(bvh_app, name="bvh")
+BvhArg = Annotated[str, typer.Argument(metavar="FILE", help="A .bvh file.", show_default=False)]
+
+
+@bvh_app.command("info")
+@cli_errors
+def bvh_info_cmd(path: BvhArg) -> None:
+    """Skeleton, channels and motion of a BVH file."""
+    from .io.bvh import read_bvh
+
+    clip = read_bvh(path)
+    typer.echo(
+        f"{path}: {len(clip.joint_names)} joints, {clip.model.dof} channels, "
+        f"{clip.n_frames} frames at {clip.fps:.3f} fps ({clip.duration:.2f} s)"
+    )
+    names = [j.name for j in clip.joints]
+    rows = [
+        (j.name, names[j.parent] if j.parent >= 0 else "-", " ".join(j.channels) or "(end site)")
+        for j in clip.joints
+    ]
+    typer.echo(table(["joint", "parent", "channels"], rows))
+
+
+@bvh_app.command("fk")
+@cli_errors
+def bvh_fk_cmd(
+    path: BvhArg,
+    frame_index: Annotated[int, typer.Option("--frame", "-n", help="Motion frame.")] = 0,
+) -> None:
+    """World positions of every joint at one motion frame (file units)."""
+    from .io.bvh import read_bvh
+
+    clip = read_bvh(path)
+    if not 0 <= frame_index < clip.n_frames:
+        raise ShapeError(f"--frame must be in [0, {clip.n_frames - 1}], got {frame_index}")
+    P = clip.slice(frame_index, frame_index + 1).joint_positions()[0]
+    rows = [(n, *(_fmt(v, 4) for v in p)) for n, p in zip(clip.joint_names, P)]
+    typer.echo(table(["joint", "x", "y", "z"], rows))
+
+
+@bvh_app.command("retarget", context_settings={"ignore_unknown_options": True})
+@cli_errors
+def bvh_retarget_cmd(
+    path: BvhArg,
+    joint: Annotated[str, typer.Option("--joint", "-j", help="Joint (frame) to move.")],
+    offset: Annotated[
+        tuple[float, float, float], typer.Option("--offset", help="World offset dx dy dz.")
+    ],
+    output: Annotated[str, typer.Option("-o", "--output", help="The .bvh file to write.")],
+    active: Annotated[
+        list[str] | None, typer.Option("--active", "-a", help="Joints that may move.")
+    ] = None,
+    pin: Annotated[
+        list[str] | None, typer.Option("--pin", help="Frames kept where the clip has them.")
+    ] = None,
+) -> None:
+    """Move one joint by a world offset on every frame (IK, warm-started), write a BVH."""
+    from . import anim
+    from .io.bvh import read_bvh, write_bvh
+
+    clip = read_bvh(path)
+    goal = clip.model.fk(clip.q, joint)[:, :3, 3] + np.array(offset)
+    motion = anim.retarget(clip, {joint: goal}, active=active or None, pin=pin or None)
+    ok = np.asarray(motion.metadata["success"])
+    write_bvh(output, motion.to_clip())
+    typer.echo(f"{int(ok.sum())}/{ok.size} frames on target; wrote {output}")
 
 
 if __name__ == "__main__":  # pragma: no cover

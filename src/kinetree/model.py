@@ -275,12 +275,13 @@ class Model:
 
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and options."""
-        solve = _LAZY.get("solve")
-        if solve is None:
+        fn: Any = _LAZY.get("solve")
+        if fn is None:
             from .ik import solve
 
-            _LAZY["solve"] = solve
-        return solve(self, target, frame, **options)
+            fn = _LAZY["solve"] = solve
+        result: IKResult = fn(self, target, frame, **options)
+        return result
 
     def ik_all(self, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
         """Every closed-form IK branch ``(n_solutions, dof)``; see :func:`kinetree.ik.solve_all`."""

@@ -1051,7 +1051,7 @@ def pack(
 
 
 @njit(cache=True, inline="always")
-def unpack(ibuf: np.ndarray, fbuf: np.ndarray) -> tuple:  # type: ignore[type-arg]
+def unpack(ibuf: np.ndarray, fbuf: np.ndarray) -> tuple[np.ndarray, ...]:
     """Views ``(fdata, idata, nodes, tgt_i, rows, cfg, icfg)`` into packed buffers."""
     n = ibuf[0]
     nn = ibuf[1]
