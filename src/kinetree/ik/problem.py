@@ -353,9 +353,7 @@ def _template_from_rows(
     options: Mapping[str, Any],
 ) -> Template:
     points = first[:, 18:21] * (np.array(kinds)[:, None] == 0)
-    return template(
-        model, frames, kinds, np.ascontiguousarray(first[:, 12:18]), points, options
-    )
+    return template(model, frames, kinds, np.ascontiguousarray(first[:, 12:18]), points, options)
 
 
 def build_problem(model: Model, target: Any, frame: str | None = None, **options: Any) -> Problem:
