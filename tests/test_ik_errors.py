@@ -77,12 +77,6 @@ def test_nonfinite_pose_last_row(panda, T) -> None:
     _raises(InvalidValueError, lambda: panda.ik(Tb))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: targets.encode (Pose branch) copies only T[..., :3, :] and never looks at "
-    "the last row, and the kernel's check_targets cannot see it: Pose(T) with NaN or "
-    "[0, 0, 0, 5] in its last row is solved as if it were rigid",
-)
 @pytest.mark.parametrize("last_row", [[np.nan, 0, 0, 1], [0, 0, 0, 5], [0.1, 0, 0, 1]])
 def test_pose_object_bad_last_row(panda, T, last_row) -> None:
     Tb = T.copy()
@@ -170,24 +164,11 @@ def _last_one(T):
 NOT_RIGID = [_scaled, _sheared, _reflected, _last_row, _last_one]
 
 
-_LAST_ROW_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a 4x4 array whose last row is not [0, 0, 0, 1] is only rejected on the "
-    "fast pose path (kernels.encode_pose); through build_problem/targets.encode (scipy "
-    "methods, record=True, an array rest=, Pose(...)) the last row is dropped unchecked",
-)
-
-
 def _not_rigid_cases():
+    # Regression: a bad last row was once checked only on the fast pose path.
     for make in NOT_RIGID:
         for method in NUMERIC_METHODS:
-            bug = make in (_last_row, _last_one) and method in ("bfgs", "lbfgs", "cg")
-            yield pytest.param(
-                make,
-                method,
-                marks=[_LAST_ROW_BUG] if bug else [],
-                id=f"{make.__name__[1:]}-{method}",
-            )
+            yield pytest.param(make, method, id=f"{make.__name__[1:]}-{method}")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scipy on a bad target; see below
@@ -198,7 +179,6 @@ def test_not_rigid_pose(panda, T, make, method) -> None:
     _raises(NotRigidError, lambda: panda.ik(np.stack([T, bad]), method=method), "(1,)")
 
 
-@_LAST_ROW_BUG
 @pytest.mark.parametrize(
     "options", [dict(record=True), dict(rest=np.zeros(7)), dict(method="dls", record=True)]
 )
@@ -207,12 +187,6 @@ def test_bad_last_row_with_other_options(panda, T, options) -> None:
         panda.ik(_last_row(T), **options)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: scipy_solvers.solve_scipy checks finiteness/rigidity of the targets only "
-    "after optimising (in _reachable): scipy runs on NaN/non-rigid targets (RuntimeWarnings "
-    "from its line search) and a single target is reported as 'batch item (0,)'",
-)
 @pytest.mark.parametrize("method", ["bfgs", "cg"])
 def test_scipy_methods_check_targets_before_solving(panda, T, method) -> None:
     Tn = T.copy()
@@ -284,15 +258,7 @@ def test_non_numeric_q0(panda, T) -> None:
     "method",
     [
         *NUMERIC_METHODS,
-        pytest.param(
-            "analytic",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: analytic.solve_all compares frame with the end effector before "
-                "validating the name: an unknown frame raises UnsupportedError ('solves "
-                "only the default end effector') instead of UnknownNameError listing frames",
-            ),
-        ),
+        "analytic",
     ],
 )
 def test_unknown_frame_lists_frames(method) -> None:
@@ -384,11 +350,6 @@ def test_bad_tolerance_position_target(panda, T, value) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: analytic_adapter.solve_analytic reads tol without validation (a negative "
-    "tol just makes success False) and never validates the other option values",
-)
 @pytest.mark.parametrize(
     ("name", "value"), [("tol", -1e-6), ("tol", (1e-6, -1.0)), ("max_iter", -1)]
 )
@@ -439,12 +400,6 @@ def test_unsupported_targets_and_methods(panda, T) -> None:
     _raises(ShapeError, lambda: ur5.ik_all(Tu[:3, 3]), "4x4")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: analytic_adapter.solve_analytic calls np.asarray(target, float) on any "
-    "target that is not a Pose/Position: an Orientation, Direction or dict raises a bare "
-    "TypeError instead of a KinetreeError",
-)
 @pytest.mark.parametrize(
     "target",
     [Orientation(np.eye(3)), Direction([1.0, 0.0, 0.0]), {"flange": Position([0.3, 0.1, 0.4])}],

@@ -95,6 +95,7 @@ class ModelBuilder:
         self._end_effectors: list[str] | None = None
         self._presets: dict[str, tuple[str, ...]] = {}
         self._neutral: dict[str, float] = {}
+        self._swing_twist: dict[str, tuple[np.ndarray, float, float, float]] = {}
         self.units = "m"
         self.metadata: dict[str, object] = {}
 
@@ -144,8 +145,18 @@ class ModelBuilder:
         axes: str | Sequence[ArrayLike] = "xyz",
         origin: ArrayLike | None = None,
         limits: Sequence[tuple[float, float] | None] | None = None,
+        *,
+        swing: float | None = None,
+        twist: tuple[float, float] | None = None,
+        bone_axis: ArrayLike | str = "z",
     ) -> ModelBuilder:
         """A multi-axis rotational joint: one revolute DoF per axis, at one point.
+
+        With three axes it may carry anatomical swing-twist limits: ``swing`` is the
+        largest angle [rad] the bone (``bone_axis``, in the child frame) may tilt away
+        from its zero-pose direction, ``twist`` the (min, max) rotation about the bone
+        [rad]. They hold in every IK result with ``respect_limits`` (on top of the
+        per-axis ``limits``).
 
         ``axes`` are applied in order (intrinsic): "zxy" means rotate about z,
         then the new x, then the new y, as in a BVH channel list. DoF names are
@@ -159,6 +170,19 @@ class ModelBuilder:
             raise InvalidValueError(
                 f"ball joint {name!r}: {len(ax_list)} axes but {len(limits)} limit pairs"
             )
+        if swing is not None or twist is not None:
+            if len(ax_list) != 3:
+                raise InvalidValueError(
+                    f"ball joint {name!r}: swing/twist limits need three axes, got {len(ax_list)}"
+                )
+            sw = np.pi if swing is None else float(swing)
+            tw = (-np.pi, np.pi) if twist is None else (float(twist[0]), float(twist[1]))
+            if not (0.0 <= sw <= np.pi) or not (-np.pi <= tw[0] <= tw[1] <= np.pi):
+                raise InvalidValueError(
+                    f"ball joint {name!r}: need 0 <= swing <= pi and -pi <= twist min <= "
+                    f"twist max <= pi, got swing={swing!r}, twist={twist!r}"
+                )
+            self._swing_twist[name] = (_axis(bone_axis), sw, tw[0], tw[1])
         labels = [a if isinstance(a, str) else str(k) for k, a in enumerate(ax_list)]
         prev = parent
         for k, (ax, label) in enumerate(zip(ax_list, labels)):
@@ -357,6 +381,7 @@ class ModelBuilder:
             presets=dict(self._presets),
             units=self.units,
             metadata=dict(self.metadata),
+            swing_twist=dict(self._swing_twist),
         )
         for p, joints_ in self._presets.items():
             try:

@@ -80,6 +80,8 @@ class Model:
     presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     units: str = "m"
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: Ball joints with anatomical limits: group -> (bone axis, swing max, twist min, max).
+    swing_twist: Mapping[str, tuple[np.ndarray, float, float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for attr in (
@@ -211,6 +213,40 @@ class Model:
             if abs(a[k]) == 1.0 and np.count_nonzero(a) == 1:
                 idata[i, 3] = (k + 1) * (1 if a[k] > 0 else -1)
         return _frozen(fdata), _frozen(idata)
+
+    def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(ints, floats)`` of the swing-twist groups whose DoF are all active, laid out
+        for :mod:`kinetree.ik._swing_twist` (``ints[0]`` is the number of groups)."""
+        ints: list[int] = [0]
+        floats: list[float] = []
+        for group, (bone, sw, tlo, thi) in self.swing_twist.items():
+            dofs = [self._dof_of[n] for n in self.joint_groups[group]]
+            if not all(active[d] for d in dofs):
+                continue
+            nodes = [
+                int(np.nonzero((self.q_index == d) & (self.joint_type == 1))[0][0]) for d in dofs
+            ]
+            ints[0] += 1
+            ints += nodes + dofs
+            floats += [*map(float, bone), sw, tlo, thi]
+        return np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64)
+
+    def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
+        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``."""
+        from .ik._swing_twist import group_rotation, swing_twist
+
+        if group not in self.swing_twist:
+            raise unknown_name("swing-twist joint", group, self.swing_twist)
+        qa = np.asarray(q, dtype=np.float64)
+        dofs = np.array([self._dof_of[n] for n in self.joint_groups[group]], dtype=np.int64)
+        nodes = np.array(
+            [int(np.nonzero((self.q_index == d) & (self.joint_type == 1))[0][0]) for d in dofs],
+            dtype=np.int64,
+        )
+        R = np.empty((3, 3))
+        group_rotation(self.packed[0], nodes, dofs, qa, R, np.empty((3, 3)))
+        sw, _, _, _, tw = swing_twist(R, np.ascontiguousarray(self.swing_twist[group][0]))
+        return float(sw), float(tw)
 
     # --- configurations --------------------------------------------------------------
 

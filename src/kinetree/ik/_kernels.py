@@ -22,6 +22,7 @@ from numba import njit, prange, types
 
 from ..kinematics._kernels import REVOLUTE, fk_nodes, jacobian_add
 from ..spatial._kernels import log3
+from ._swing_twist import project_all
 
 # --- method codes and layout -------------------------------------------------------------
 PINV = 0
@@ -738,6 +739,9 @@ def solve_core(
     reach = cfg[NF + 5 * dof : NF + 5 * dof + T_]
     pivot = icfg[NI + 2 * dof : NI + 2 * dof + T_]
     clamp = icfg[I_CLAMP] != 0
+    st_i = icfg[NI + 2 * dof + T_ :]
+    st_f = cfg[NF + 5 * dof + T_ :]
+    swing_twist = limits and st_i.shape[0] > 0 and st_i[0] > 0
 
     out[:] = 0.0
     out_q = out[:dof]
@@ -810,6 +814,12 @@ def solve_core(
         for kk in range(na):
             k = act[kk]
             q[k] = min(max(q[k], lo[k]), hi[k])
+    q_prev = ws[0:0]  # replaced below when swing-twist limits are on
+    if swing_twist:
+        q_prev = q.copy()
+        q_prev[:] = 0.0
+        project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
+        q_prev[:] = q
     reachable = 1
     clamped = False
     first = True
@@ -882,9 +892,13 @@ def solve_core(
             it += 1
             total_iter += 1
             if method == CCD:
+                if swing_twist:
+                    q_prev[:] = q
                 ccd_sweep(
                     q, fdata, idata, nodes, W, tgt_i, tgt, act, dof_node, lo, hi, limits, step
                 )
+                if swing_twist:
+                    project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
                 continue
             assemble(fdata, idata, W, tgt_i, tgt, rows, err6, dirs, act, J6, J, e, p3)
             if task_step > 0.0:
@@ -960,12 +974,16 @@ def solve_core(
             sc = step
             if mx > max_js:
                 sc = step * max_js / mx
+            if swing_twist:
+                q_prev[:] = q
             for kk in range(na):
                 k = act[kk]
                 qn = q[k] + sc * dq[kk]
                 if limits:
                     qn = min(max(qn, lo[k]), hi[k])
                 q[k] = qn
+            if swing_twist:
+                project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
         if status == ST_OK:
             break
         if attempt >= max_restarts:
@@ -976,6 +994,9 @@ def solve_core(
         for kk in range(na):
             k = act[kk]
             q[k] = slo[k] + (shi[k] - slo[k]) * rand01(rng)
+        if swing_twist:
+            q_prev[:] = 0.0
+            project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
     out_q[:] = best_q
     if clamped:
         # Errors are reported against the caller's target, not the clamped one.

@@ -501,6 +501,14 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     (position in m; the pose's entries for UR), are unique to 1e-9 and sorted
     lexicographically. Unreachable targets give an empty ``(0, dof)`` array.
     """
+    if frame is not None:
+        model.frame_index(frame)  # an unknown frame is an UnknownNameError listing frames
+    from .targets import Pose, Position
+
+    if isinstance(T_target, Pose):
+        T_target = T_target.T
+    elif isinstance(T_target, Position):
+        T_target = T_target.xyz
     found = _identify(model)
     if found is None:
         raise UnsupportedError(

@@ -8,13 +8,29 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
-from .problem import as_q0, check_options
+from .problem import _int_option, _tolerances, as_q0, check_options
 from .result import IKResult
 from .targets import Pose, Position
 
 __all__ = ["solve_analytic"]
+
+
+def _nearest_turns(model: Model, sols: np.ndarray, q0: np.ndarray) -> np.ndarray:
+    """Each revolute angle shifted by the whole turn that brings it nearest ``q0``
+    while staying within its limits (``-pi..pi`` representatives come from the solver)."""
+    out = sols.copy()
+    lo, hi = model.limits[:, 0], model.limits[:, 1]
+    for k in range(out.shape[1]):
+        for i in range(out.shape[0]):
+            best = out[i, k]
+            for turns in range(-3, 4):
+                v = out[i, k] + 2.0 * np.pi * turns
+                if lo[k] - 1e-12 <= v <= hi[k] + 1e-12 and abs(v - q0[k]) < abs(best - q0[k]):
+                    best = v
+            out[i, k] = best
+    return out
 
 
 def solve_analytic(
@@ -25,10 +41,18 @@ def solve_analytic(
     from .analytic import solve_all
 
     check_options(options)
+    tp, tr = _tolerances(options.get("tol", 1e-6))
+    for name in ("max_iter", "restarts"):
+        _int_option(options, name, 0)
     if isinstance(target, Pose):
-        target = np.asarray(target.T, dtype=np.float64)
+        target = target.T
     elif isinstance(target, Position):
-        target = np.asarray(target.xyz, dtype=np.float64)
+        target = target.xyz
+    elif not isinstance(target, (np.ndarray, list, tuple)):
+        raise UnsupportedError(
+            f"method='analytic' solves a 4x4 pose or a position; got {type(target).__name__} "
+            "(use a numeric method for orientations, directions and several effectors)"
+        )
     arr = np.asarray(target, dtype=np.float64)
     if arr.shape not in ((4, 4), (3,)):
         raise InvalidValueError(
@@ -36,23 +60,34 @@ def solve_analytic(
         )
     if not np.all(np.isfinite(arr)):
         raise InvalidValueError("target contains NaN or inf")
-    q0 = as_q0(model, options.get("q0"), ())
-    sols = solve_all(model, arr, frame)
+    q0 = np.asarray(as_q0(model, options.get("q0"), ()), dtype=np.float64)
     name = frame if frame is not None else model.end_effectors[0]
-    T_fk = model.fk(q0, name) if sols.shape[0] == 0 else model.fk(sols, name)
+    sols = solve_all(model, arr, frame)
+    if sols.shape[0]:
+        sols = _nearest_turns(model, sols, q0)
+    active = model.active_mask(options.get("active"))
+    if sols.shape[0] and not np.all(active):
+        # Inactive joints must keep their q0 values: keep only branches that do.
+        d = np.abs(sols[:, ~active] - q0[~active])
+        d = np.minimum(d, np.abs(2.0 * np.pi - d % (2.0 * np.pi)))
+        sols = sols[np.all(d < 1e-9, axis=1)]
+        if sols.shape[0]:
+            sols[:, ~active] = q0[~active]
     if sols.shape[0] == 0:
-        p_err = float(np.linalg.norm((arr[:3, 3] if arr.shape == (4, 4) else arr) - T_fk[:3, 3]))
+        T_fk = model.fk(q0, name)
+        point = arr[:3, 3] if arr.shape == (4, 4) else arr
+        p_err = float(np.linalg.norm(point - T_fk[:3, 3]))
         return IKResult(
-            q=np.array(q0), success=False, position_error=np.array([p_err]),
+            q=q0.copy(), success=False, position_error=np.array([p_err]),
             orientation_error=np.array([0.0]), iterations=0, restarts=0,
             elapsed=time.perf_counter() - t0,
-            message="no closed-form solution: the target is out of reach or blocked by limits",
+            message="no closed-form solution: the target is out of reach, or blocked by "
+            "limits or inactive joints",
             reachable=False, frames=(name,), method="analytic",
         )  # fmt: skip
-    # Nearest branch to q0 (the usual choice for continuity along a path).
     k = int(np.argmin(np.linalg.norm(sols - q0, axis=1)))
     q = sols[k]
-    T = T_fk[k]
+    T = model.fk(q, name)
     if arr.shape == (4, 4):
         from ..spatial import pose_error
 
@@ -60,8 +95,6 @@ def solve_analytic(
         p_err, r_err = float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:]))
     else:
         p_err, r_err = float(np.linalg.norm(arr - T[:3, 3])), 0.0
-    tol = options.get("tol", 1e-6)
-    tp, tr = (tol, tol) if np.ndim(tol) == 0 else (tol[0], tol[1])
     ok = p_err <= tp and r_err <= tr
     return IKResult(
         q=q, success=ok, position_error=np.array([p_err]), orientation_error=np.array([r_err]),

@@ -97,7 +97,10 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
     q = np.array(prob.q0, dtype=np.float64)
     cfg, icfg = tpl.cfg, tpl.icfg
     if icfg[K.I_LIMITS]:
-        q = np.clip(q, cfg[K.NF : K.NF + model.dof], cfg[K.NF + model.dof : K.NF + 2 * model.dof])
+        act = tpl.active
+        lo = cfg[K.NF : K.NF + model.dof]
+        hi = cfg[K.NF + model.dof : K.NF + 2 * model.dof]
+        q[act] = np.clip(q[act], lo[act], hi[act])
     tf = prob.tgt_f
     target = tf[0, 0:3]
 

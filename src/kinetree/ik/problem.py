@@ -225,7 +225,11 @@ def template(
 
     record = bool(options.get("record", False))
     slo, shi = model.sampling_bounds()
-    cfg = np.zeros(K.NF + 5 * dof + T)
+    limits_on = bool(options.get("respect_limits", True))
+    st_i, st_f = (
+        model.swing_twist_layout(active) if limits_on else (np.zeros(1, np.int64), np.zeros(0))
+    )
+    cfg = np.zeros(K.NF + 5 * dof + T + st_f.size)
     cfg[K.F_TOL_P] = tol_p
     cfg[K.F_TOL_R] = tol_r
     cfg[K.F_STEP] = step
@@ -239,9 +243,10 @@ def template(
     blocks = (model.limits[:, 0], model.limits[:, 1], slo, shi, rest)
     for b, arr in enumerate(blocks):
         cfg[K.NF + b * dof : K.NF + (b + 1) * dof] = arr
-    cfg[K.NF + 5 * dof :] = reach
+    cfg[K.NF + 5 * dof : K.NF + 5 * dof + T] = reach
+    cfg[K.NF + 5 * dof + T :] = st_f
 
-    icfg = np.zeros(K.NI + 2 * dof + T, dtype=np.int64)
+    icfg = np.zeros(K.NI + 2 * dof + T + st_i.size, dtype=np.int64)
     icfg[K.I_METHOD] = KERNEL_METHODS[kmethod]
     icfg[K.I_MAX_ITER] = max_iter
     icfg[K.I_RESTARTS] = restarts
@@ -263,7 +268,8 @@ def template(
         ):
             dof_node[qi] = k
     icfg[K.NI + dof : K.NI + 2 * dof] = dof_node
-    icfg[K.NI + 2 * dof :] = pivots
+    icfg[K.NI + 2 * dof : K.NI + 2 * dof + T] = pivots
+    icfg[K.NI + 2 * dof + T :] = st_i
 
     nodes = needed_nodes(model, tgt_i[:, 0])
     ibuf, fbuf = K.pack(*model.packed, nodes, tgt_i, rows, cfg, icfg)

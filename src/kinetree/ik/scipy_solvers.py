@@ -48,7 +48,7 @@ def _one(
     tgt = np.ascontiguousarray(tgt_f)
     q_full = np.array(q0, dtype=np.float64)
     if limits:
-        q_full = np.clip(q_full, lo, hi)
+        q_full[act] = np.clip(q_full[act], lo[act], hi[act])
     bounds = list(zip(lo[act], hi[act])) if limits and method == "L-BFGS-B" else None
 
     def fun(qa: np.ndarray) -> tuple[float, np.ndarray]:
@@ -79,9 +79,7 @@ def _one(
         iters += int(res.nit)
         x = res.x if np.all(np.isfinite(res.x)) else x0
         q = q_full.copy()
-        q[act] = x
-        if limits:
-            q = np.clip(q, lo, hi)
+        q[act] = np.clip(x, lo[act], hi[act]) if limits else x
         err = K.evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, q)
         bad = max(np.max(err[:, 0]) / tol_p, np.max(err[:, 1]) / tol_r)
         if bad < best_bad:
@@ -106,6 +104,14 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
     batch = prob.batch
     B = int(np.prod(batch)) if batch else 1
     tgts = prob.tgt_f.reshape(B, T, 24)
+    for b in range(B):  # bad targets are errors before any optimisation runs
+        st = K.check_targets(prob.template.tgt_i, np.ascontiguousarray(tgts[b]))
+        if st != K.ST_OK:
+            from . import _raise_status
+
+            idx = tuple(int(i) for i in np.unravel_index(b, batch)) if batch else ()
+            where = f" (batch item {idx})" if batch else ""
+            _raise_status(st, where)
     q0s = np.broadcast_to(prob.q0, (*batch, dof)).reshape(B, dof)
     qs = np.empty((B, dof))
     errs = np.empty((B, T, 2))

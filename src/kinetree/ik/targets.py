@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_rigid
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, NotRigidError
 
 __all__ = ["Direction", "Orientation", "Pose", "Position", "Target"]
 
@@ -33,6 +33,7 @@ def _vec3(x: ArrayLike | None, name: str, default: float) -> np.ndarray:
 
 
 _ONES3 = np.ones(3)
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 _EYE9 = np.eye(3).reshape(9)
 
 
@@ -124,6 +125,8 @@ def _encode_plain(target: Any) -> np.ndarray | None:
             and target.orientation_weight is None
             and target.point is None
         ):
+            if not (T[3, 0] == 0.0 and T[3, 1] == 0.0 and T[3, 2] == 0.0 and T[3, 3] == 1.0):
+                return None  # the general path raises the right error
             tf = _POSE_ROW.copy()
             tf[0:3] = T[:3, 3]
             tf[3:12] = T[:3, :3].ravel()
@@ -162,6 +165,18 @@ def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[i
         # Finiteness and rigidity of poses are checked by the solver kernel itself
         # (status codes), so a raw array costs no extra pass here.
         T = as_array(target.T, "target pose", (4, 4), finite=False)
+        last = T[..., 3, :]
+        for bad, exc, what in (
+            (~np.all(np.isfinite(last), axis=-1), InvalidValueError, "contains NaN or inf"),
+            (~np.all(last == _LAST_ROW, axis=-1), NotRigidError,
+             "is not a rigid transform: its last row must be [0, 0, 0, 1]"),
+        ):  # fmt: skip
+            if np.any(bad):
+                where = ""
+                if bad.ndim:
+                    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+                    where = f" (batch item {idx})"
+                raise exc(f"target pose{where} {what}")
         batch = T.shape[:-2]
         tf = np.zeros((*batch, TF_SIZE))
         tf[..., 0:3] = T[..., :3, 3]

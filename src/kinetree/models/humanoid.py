@@ -61,6 +61,7 @@ def humanoid() -> Model:
             f"shoulder_{side}", f"clavicle_{side}", f"upper_arm_{side}", "xyz",
             origin=_t(0.0, 0.16 * s, 0.0),
             limits=[m(-170 * D, 30 * D), (-170 * D, 50 * D), m(-90 * D, 90 * D)],
+            swing=150 * D, twist=(-80 * D, 80 * D), bone_axis="-z",
         )  # fmt: skip
         b.add_joint(
             f"elbow_{side}", f"upper_arm_{side}", f"forearm_{side}", axis="-y",
@@ -75,6 +76,7 @@ def humanoid() -> Model:
             f"hip_{side}", "pelvis", f"thigh_{side}", "xyz",
             origin=_t(0.0, 0.09 * s, -0.05),
             limits=[m(-45 * D, 20 * D), (-120 * D, 30 * D), m(-45 * D, 40 * D)],
+            swing=110 * D, twist=(-40 * D, 40 * D), bone_axis="-z",
         )  # fmt: skip
         b.add_joint(
             f"knee_{side}", f"thigh_{side}", f"shin_{side}", axis="y",

@@ -1,0 +1,226 @@
+"""Swing-twist limits of ball joints, enforced by projection inside the solver loop.
+
+A ball joint's rotation ``R`` (relative to its zero pose) splits into a twist about the
+bone axis ``b`` and a swing that tilts the bone: ``R = R_swing R_twist``. Anatomical
+limits are a cone on the swing angle and an interval on the twist angle. After each
+solver step, a joint outside them is moved to the nearest allowed rotation (the swing
+axis kept, the angles clipped), and its three joint angles are recovered by a few
+Newton steps on ``log(R* R(q)^T)``, which works for any axis sequence.
+
+Layout (appended to the template arrays): ``icfg[base]`` = number of groups G, then per
+group three node and three DoF indices; ``cfg[base]`` onward per group: bone axis (3, in
+the joint's child frame), swing max [rad], twist min, twist max [rad].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..spatial._kernels import log3, rodrigues
+
+I_STRIDE = 6
+F_STRIDE = 6
+
+
+@njit(cache=True)
+def group_rotation(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np.ndarray,
+                   R: np.ndarray, Rk: np.ndarray) -> None:  # fmt: skip
+    """``R = prod_k Rot(axis_k, scale_k q_k + offset_k)`` over the group's three nodes."""
+    R[:, :] = 0.0
+    R[0, 0] = R[1, 1] = R[2, 2] = 1.0
+    T = np.empty((3, 3))
+    for j in range(3):
+        nd = nodes[j]
+        rodrigues(fdata[nd, 12:15], fdata[nd, 15] * q[dofs[j]] + fdata[nd, 16], Rk)
+        for r in range(3):
+            for c in range(3):
+                T[r, c] = R[r, 0] * Rk[0, c] + R[r, 1] * Rk[1, c] + R[r, 2] * Rk[2, c]
+        R[:, :] = T
+
+
+@njit(cache=True)
+def quat_from_matrix(R: np.ndarray, out: np.ndarray) -> None:
+    """Unit quaternion ``(w, x, y, z)`` of a rotation matrix (Shepperd's method), w >= 0."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    if tr > 0.0:
+        s = math.sqrt(tr + 1.0) * 2.0
+        out[0] = 0.25 * s
+        out[1] = (R[2, 1] - R[1, 2]) / s
+        out[2] = (R[0, 2] - R[2, 0]) / s
+        out[3] = (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2]) * 2.0
+        out[0] = (R[2, 1] - R[1, 2]) / s
+        out[1] = 0.25 * s
+        out[2] = (R[0, 1] + R[1, 0]) / s
+        out[3] = (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] > R[2, 2]:
+        s = math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2]) * 2.0
+        out[0] = (R[0, 2] - R[2, 0]) / s
+        out[1] = (R[0, 1] + R[1, 0]) / s
+        out[2] = 0.25 * s
+        out[3] = (R[1, 2] + R[2, 1]) / s
+    else:
+        s = math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1]) * 2.0
+        out[0] = (R[1, 0] - R[0, 1]) / s
+        out[1] = (R[0, 2] + R[2, 0]) / s
+        out[2] = (R[1, 2] + R[2, 1]) / s
+        out[3] = 0.25 * s
+    if out[0] < 0.0:
+        for k in range(4):
+            out[k] = -out[k]
+
+
+@njit(cache=True)
+def swing_twist(R: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float, float]:
+    """``(swing angle, swing axis x, y, z, twist angle)`` of ``R`` about bone axis ``b``.
+
+    Swing in [0, pi], twist in (-pi, pi]; the swing axis is perpendicular to ``b``."""
+    qt = np.empty(4)
+    quat_from_matrix(R, qt)
+    w, x, y, z = qt[0], qt[1], qt[2], qt[3]
+    p = x * b[0] + y * b[1] + z * b[2]
+    n = math.sqrt(w * w + p * p)
+    if n < 1e-15:
+        # A half-turn swing: no twist is defined; call it zero.
+        tw_w, tw_s = 1.0, 0.0
+    else:
+        tw_w, tw_s = w / n, p / n
+    twist = 2.0 * math.atan2(tw_s, tw_w)
+    if twist > math.pi:
+        twist -= 2.0 * math.pi
+    elif twist <= -math.pi:
+        twist += 2.0 * math.pi
+    # swing = q * conj(twist), twist = (tw_w, tw_s b)
+    cw, cx, cy, cz = tw_w, -tw_s * b[0], -tw_s * b[1], -tw_s * b[2]
+    sw = w * cw - x * cx - y * cy - z * cz
+    sx = w * cx + x * cw + y * cz - z * cy
+    sy = w * cy - x * cz + y * cw + z * cx
+    sz = w * cz + x * cy - y * cx + z * cw
+    if sw < 0.0:
+        sw, sx, sy, sz = -sw, -sx, -sy, -sz
+    sn = math.sqrt(sx * sx + sy * sy + sz * sz)
+    swing = 2.0 * math.atan2(sn, sw)
+    if sn > 1e-15:
+        return swing, sx / sn, sy / sn, sz / sn, twist
+    return swing, 0.0, 0.0, 0.0, twist
+
+
+@njit(cache=True)
+def project_group(
+    q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
+    swing_max: float, tw_lo: float, tw_hi: float, lo: np.ndarray, hi: np.ndarray,
+) -> bool:  # fmt: skip
+    """Move one ball joint into its swing cone and twist range, then into its per-axis
+    limits; True if it had to move."""
+    R = np.empty((3, 3))
+    Rk = np.empty((3, 3))
+    group_rotation(fdata, nodes, dofs, q, R, Rk)
+    sw, ux, uy, uz, tw = swing_twist(R, b)
+    if sw <= swing_max + 1e-12 and tw_lo - 1e-12 <= tw <= tw_hi + 1e-12:
+        return False
+    sw = min(sw, swing_max)
+    tw = min(max(tw, tw_lo), tw_hi)
+    # Target rotation R* = Rot(u, sw) Rot(b, tw)
+    Rs = np.empty((3, 3))
+    Rt = np.empty((3, 3))
+    u = np.array([ux, uy, uz])
+    if ux == 0.0 and uy == 0.0 and uz == 0.0:
+        Rs[:, :] = 0.0
+        Rs[0, 0] = Rs[1, 1] = Rs[2, 2] = 1.0
+    else:
+        rodrigues(u, sw, Rs)
+    rodrigues(b, tw, Rt)
+    Rg = Rs @ Rt
+    # Newton on the three angles: the group's axes in its base frame are the columns.
+    M = np.empty((3, 3))
+    e = np.empty(3)
+    Jw = np.empty((3, 3))
+    P = np.empty((3, 3))
+    for _ in range(8):
+        group_rotation(fdata, nodes, dofs, q, R, Rk)
+        M[:, :] = Rg @ R.T
+        log3(M, e)
+        if e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < 1e-24:
+            break
+        P[:, :] = 0.0
+        P[0, 0] = P[1, 1] = P[2, 2] = 1.0
+        for j in range(3):
+            nd = nodes[j]
+            a = fdata[nd, 12:15]
+            for r in range(3):
+                Jw[r, j] = (P[r, 0] * a[0] + P[r, 1] * a[1] + P[r, 2] * a[2]) * fdata[nd, 15]
+            rodrigues(a, fdata[nd, 15] * q[dofs[j]] + fdata[nd, 16], Rk)
+            P[:, :] = P @ Rk
+        # damped 3x3 solve: (J^T J + eps I) dq = J^T e
+        A = Jw.T @ Jw
+        for k in range(3):
+            A[k, k] += 1e-12
+        dq = np.linalg.solve(A, Jw.T @ e)
+        for j in range(3):
+            q[dofs[j]] += dq[j]
+    for j in range(3):
+        k = dofs[j]
+        q[k] = min(max(q[k], lo[k]), hi[k])
+    return True
+
+
+@njit(cache=True)
+def feasible(
+    q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
+    swing_max: float, tw_lo: float, tw_hi: float,
+) -> bool:  # fmt: skip
+    """Whether the ball joint's swing and twist are within limits at ``q``."""
+    R = np.empty((3, 3))
+    group_rotation(fdata, nodes, dofs, q, R, np.empty((3, 3)))
+    sw, _, _, _, tw = swing_twist(R, b)
+    return sw <= swing_max + 1e-12 and tw_lo - 1e-12 <= tw <= tw_hi + 1e-12
+
+
+@njit(cache=True)
+def project_all(
+    q: np.ndarray, q_prev: np.ndarray, fdata: np.ndarray, gi: np.ndarray, gf: np.ndarray,
+    lo: np.ndarray, hi: np.ndarray,
+) -> None:  # fmt: skip
+    """Bring every constrained ball joint (``gi``/``gf`` as in the module doc) within its
+    limits. ``q_prev`` is the previous (feasible) configuration: when the nearest
+    allowed rotation lies outside the per-axis limits, the joint instead moves as far
+    along its step from ``q_prev`` as the limits allow (bisection)."""
+    G = gi[0]
+    orig = np.empty(3)
+    anchor = np.empty(3)
+    for g in range(G):
+        nodes = gi[1 + I_STRIDE * g : 4 + I_STRIDE * g]
+        dofs = gi[4 + I_STRIDE * g : 7 + I_STRIDE * g]
+        f = gf[F_STRIDE * g : F_STRIDE * (g + 1)]
+        b = f[0:3]
+        for j in range(3):
+            orig[j] = q[dofs[j]]
+        if not project_group(q, fdata, nodes, dofs, b, f[3], f[4], f[5], lo, hi):
+            continue
+        if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+            continue
+        # Anchor: the previous values if feasible, else the zero pose clipped to limits.
+        for j in range(3):
+            q[dofs[j]] = q_prev[dofs[j]]
+        if not feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+            for j in range(3):
+                k = dofs[j]
+                q[k] = min(max(0.0, lo[k]), hi[k])
+        for j in range(3):
+            anchor[j] = q[dofs[j]]
+        a_ok = 0.0
+        a_bad = 1.0
+        for _ in range(30):
+            mid = 0.5 * (a_ok + a_bad)
+            for j in range(3):
+                q[dofs[j]] = anchor[j] + mid * (orig[j] - anchor[j])
+            if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+                a_ok = mid
+            else:
+                a_bad = mid
+        for j in range(3):
+            q[dofs[j]] = anchor[j] + a_ok * (orig[j] - anchor[j])
