@@ -54,6 +54,8 @@ def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -
         clamp_target: move an unreachable position to the nearest reachable
             point before solving (seed 000, section 3.1); success stays False.
         record: keep every iterate (``result.history``) for animation.
+        pin: frame name(s) that keep their pose at ``q0`` while the target moves
+            (feet planted while a hand reaches); they join the targets.
         pinv_form: "svd" (V S^-1 U^T) or "normal" (J^T (J J^T)^-1) for pinv.
         normalized_step: seed 001's ``delta p = alpha d / |d|``: the task error
             is clipped to this length [m / rad] per iteration.
@@ -63,6 +65,10 @@ def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -
         contains NaN. Bad input raises a :class:`~kinetree.errors.KinetreeError`.
     """
     t0 = time.perf_counter()
+    if "pin" in options:
+        pins = options.pop("pin")
+        if pins:
+            target, frame = _with_pins(model, target, frame, {**options, "pin": pins})
     if type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4):
         tpl = _pose_template(model, frame, options)
         if tpl is not None:
@@ -82,6 +88,28 @@ def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -
 
         return solve_fabrik(prob, t0)
     return run(prob, t0)
+
+
+def _with_pins(
+    model: Model, target: Any, frame: str | None, options: dict[str, Any]
+) -> tuple[dict[str, Any], None]:
+    """``pin=[frames]``: each pinned frame keeps its pose at ``q0`` (a Pose target)."""
+    from ..errors import InvalidValueError
+    from .problem import as_q0
+
+    pins = options["pin"]
+    pins = [pins] if isinstance(pins, str) else list(pins)
+    q0 = as_q0(model, options.get("q0"), ())
+    if q0.ndim != 1:
+        raise InvalidValueError("pin= needs one q0 (dof,), not a batch")
+    targets = dict(target) if isinstance(target, dict) else {
+        frame if frame is not None else model.end_effectors[0]: target
+    }
+    for name in pins:
+        if name in targets:
+            raise InvalidValueError(f"frame {name!r} is both pinned and a target")
+        targets[name] = Pose(model.fk(q0, name))
+    return targets, None
 
 
 _POSE_WEIGHTS = np.ones((1, 6))

@@ -44,7 +44,7 @@ TEMPLATE_OPTIONS = frozenset(
         "stall_iter",
     }
 )  # fmt: skip
-OPTIONS = TEMPLATE_OPTIONS | {"q0"}
+OPTIONS = TEMPLATE_OPTIONS | {"q0", "pin"}
 
 
 @dataclass(frozen=True)

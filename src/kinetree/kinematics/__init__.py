@@ -6,6 +6,8 @@ in :mod:`kinetree.kinematics._kernels`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -45,6 +47,11 @@ def _frame_array(model: Model, node: int) -> np.ndarray:
     return out
 
 
+def _fk_kernel(n: int) -> Any:
+    """One row at a time for small batches; blocked, vectorised and threaded for large."""
+    return _kernels.fk_batch_blocked if n >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
+
+
 def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
     qa = as_array(q, "q", (model.dof,))
     batch = qa.shape[:-1]
@@ -57,8 +64,7 @@ def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:
     Q, batch = _as_q(model, q)
     fdata, idata = model.packed
     frames = _frame_array(model, node)
-    kernel = _kernels.fk_batch if Q.shape[0] >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
-    out = kernel(Q, fdata, idata, _needed(model, (node,)), frames)
+    out = _fk_kernel(Q.shape[0])(Q, fdata, idata, _needed(model, (node,)), frames)
     return out.reshape(*batch, 4, 4)
 
 
@@ -68,8 +74,7 @@ def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
     fdata, idata = model.packed
     frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
     nodes = np.arange(model.n_nodes, dtype=np.int64)
-    kernel = _kernels.fk_batch if Q.shape[0] >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
-    out = kernel(Q, fdata, idata, nodes, frames)
+    out = _fk_kernel(Q.shape[0])(Q, fdata, idata, nodes, frames)
     return out.reshape(*batch, len(frames), 4, 4)
 
 
