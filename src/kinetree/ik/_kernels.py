@@ -986,7 +986,9 @@ def solve_core(
                 project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
         if status == ST_OK:
             break
-        if attempt >= max_restarts:
+        # Restarts cannot close a gap that no configuration closes: a couple of them
+        # look for a better closest configuration, then stop.
+        if attempt >= max_restarts or (reachable == 0 and attempt >= 2):
             break
         if budget > 0.0 and monotonic() - t_start > budget:
             break
