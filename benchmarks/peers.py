@@ -284,8 +284,9 @@ class RTB(Peer):
             robot = rtb.models.Panda()
             self.ets = robot.ets(end="panda_link8")
             arm.notes.append(
-                "rtb: built-in `rtb.models.Panda()` ETS, end='panda_link8' (its default "
-                "end effector `panda_hand` adds the gripper offset and is 0.75 off)"
+                "rtb: built-in `rtb.models.Panda()` ETS with end='panda_link8' (its default end "
+                "effector `panda_hand` sits 0.1034 m further along z and is turned -45° about z: "
+                "off by 0.75 in the pose matrix)"
             )
         else:
             self.ets = _ets_from_model(rtb, arm.model)

@@ -102,9 +102,11 @@ def _with_pins(
     q0 = as_q0(model, options.get("q0"), ())
     if q0.ndim != 1:
         raise InvalidValueError("pin= needs one q0 (dof,), not a batch")
-    targets = dict(target) if isinstance(target, dict) else {
-        frame if frame is not None else model.end_effectors[0]: target
-    }
+    targets = (
+        dict(target)
+        if isinstance(target, dict)
+        else {frame if frame is not None else model.end_effectors[0]: target}
+    )
     for name in pins:
         if name in targets:
             raise InvalidValueError(f"frame {name!r} is both pinned and a target")

@@ -1105,46 +1105,71 @@ def solve_pose_packed(
     solve_pose(fdata, idata, nodes, tgt_i, rows, cfg, icfg, P, q0, out, seed)
 
 
-def _solve_pose_batch(
+# Batch drivers: a threaded and a serial loop around the same single solve. They are
+# separate functions on purpose: numba's on-disk cache keys a function by its source
+# location, not by ``parallel=``, so compiling one body twice would share one cache
+# entry (and silently run the threaded driver serially).
+PARALLEL_MIN = 8
+
+
+@njit(cache=True, parallel=True)
+def solve_pose_batch(
     fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
     rows: np.ndarray, cfg: np.ndarray, icfg: np.ndarray, P: np.ndarray, q0: np.ndarray,
     out: np.ndarray, seed: int,
 ) -> None:  # fmt: skip
-    """``solve_pose`` over ``P`` (B, 4, 4) in parallel; ``q0`` is (1, dof) or (B, dof);
+    """``solve_pose`` over ``P`` (B, 4, 4) on all cores; ``q0`` is (1, dof) or (B, dof);
     problem ``b`` draws its restarts from ``seed + b``."""
-    B = P.shape[0]
     shared = q0.shape[0] == 1
-    for b in prange(B):
-        solve_pose(
-            fdata, idata, nodes, tgt_i, rows, cfg, icfg, P[b], q0[0] if shared else q0[b],
-            out[b], seed + b,
-        )  # fmt: skip
+    for b in prange(P.shape[0]):
+        qb = q0[0] if shared else q0[b]
+        solve_pose(fdata, idata, nodes, tgt_i, rows, cfg, icfg, P[b], qb, out[b], seed + b)
 
 
-def _solve_batch(
+@njit(cache=True)
+def solve_pose_batch_serial(
+    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
+    rows: np.ndarray, cfg: np.ndarray, icfg: np.ndarray, P: np.ndarray, q0: np.ndarray,
+    out: np.ndarray, seed: int,
+) -> None:  # fmt: skip
+    """:func:`solve_pose_batch` on one thread (small batches)."""
+    shared = q0.shape[0] == 1
+    for b in range(P.shape[0]):
+        qb = q0[0] if shared else q0[b]
+        solve_pose(fdata, idata, nodes, tgt_i, rows, cfg, icfg, P[b], qb, out[b], seed + b)
+
+
+@njit(cache=True, parallel=True)
+def solve_batch(
     fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
     tgt_fb: np.ndarray, rows: np.ndarray, q0: np.ndarray, cfg: np.ndarray, icfg: np.ndarray,
     seed: int, out: np.ndarray,
 ) -> None:  # fmt: skip
     """``solve_core`` for each of B problems (targets ``tgt_fb`` (B, T, 24); ``q0`` (1, dof)
-    or (B, dof)), in parallel; problem ``b`` draws its restarts from ``seed + b``."""
-    B = tgt_fb.shape[0]
+    or (B, dof)) on all cores; problem ``b`` draws its restarts from ``seed + b``."""
     shared = q0.shape[0] == 1
     hq = np.empty((0, q0.shape[1]))
     he = np.empty((0, 2))
-    for b in prange(B):
-        solve_core(
-            fdata, idata, nodes, tgt_i, tgt_fb[b], rows, q0[0] if shared else q0[b], cfg,
-            icfg, seed + b, out[b], hq, he,
-        )  # fmt: skip
+    for b in prange(tgt_fb.shape[0]):
+        qb = q0[0] if shared else q0[b]
+        solve_core(fdata, idata, nodes, tgt_i, tgt_fb[b], rows, qb, cfg, icfg, seed + b,
+                   out[b], hq, he)  # fmt: skip
 
 
-# Each batch driver compiled twice from one body: threads only for batches worth it.
-PARALLEL_MIN = 8
-solve_pose_batch = njit(cache=True, parallel=True)(_solve_pose_batch)
-solve_pose_batch_serial = njit(cache=True)(_solve_pose_batch)
-solve_batch = njit(cache=True, parallel=True)(_solve_batch)
-solve_batch_serial = njit(cache=True)(_solve_batch)
+@njit(cache=True)
+def solve_batch_serial(
+    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray,
+    tgt_fb: np.ndarray, rows: np.ndarray, q0: np.ndarray, cfg: np.ndarray, icfg: np.ndarray,
+    seed: int, out: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`solve_batch` on one thread (small batches)."""
+    shared = q0.shape[0] == 1
+    hq = np.empty((0, q0.shape[1]))
+    he = np.empty((0, 2))
+    for b in range(tgt_fb.shape[0]):
+        qb = q0[0] if shared else q0[b]
+        solve_core(fdata, idata, nodes, tgt_i, tgt_fb[b], rows, qb, cfg, icfg, seed + b,
+                   out[b], hq, he)  # fmt: skip
 
 
 # --- evaluation and the smooth cost used by the scipy methods ---------------------------------

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..kinematics._kernels import fk_batch
+from ..kinematics._kernels import fk_batch_serial
 from ..model import Model
 from . import _kernels as K
 from .problem import Problem, require_finite_q0
@@ -151,7 +151,7 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
 def _node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
     """World pose (4x4) of any node, hidden inner ball-joint nodes included."""
     fdata, idata = model.packed
-    out = fk_batch(
+    out = fk_batch_serial(
         q.reshape(1, -1), fdata, idata, model.ancestors(k), np.array([k], dtype=np.int64)
     )
     return out[0, 0]

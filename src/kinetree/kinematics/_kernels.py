@@ -160,55 +160,65 @@ def to_homogeneous(W: np.ndarray, out: np.ndarray) -> None:
     out[3, 3] = 1.0
 
 
-def _fk_batch(
+@njit(cache=True)
+def fk_batch_serial(
     Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray
 ) -> np.ndarray:
-    """World poses ``(N, F, 4, 4)`` of ``frames`` for each row of ``Q`` ``(N, dof)``."""
+    """World poses ``(N, F, 4, 4)`` of ``frames`` for each row of ``Q`` ``(N, dof)``, one
+    row at a time (small batches; large ones use :func:`fk_batch_blocked`)."""
     N = Q.shape[0]
     F = frames.shape[0]
-    n = fdata.shape[0]
     out = np.empty((N, F, 4, 4))
-    # Chunks, so the scratch transforms are allocated once per chunk, not per row.
+    W = np.empty((fdata.shape[0], 3, 4))
+    for b in range(N):
+        fk_nodes(Q[b], fdata, idata, nodes, W)
+        for f in range(F):
+            to_homogeneous(W[frames[f]], out[b, f])
+    return out
+
+
+@njit(cache=True)
+def jacobian_row(
+    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
+    offset: np.ndarray, W: np.ndarray, J: np.ndarray,
+) -> None:  # fmt: skip
+    """Geometric Jacobian (6, dof) of the point ``offset`` (frame coords) on ``frame``."""
+    fk_nodes(q, fdata, idata, nodes, W)
+    p = np.empty(3)
+    for r in range(3):
+        p[r] = (W[frame, r, 0] * offset[0] + W[frame, r, 1] * offset[1]
+                + W[frame, r, 2] * offset[2] + W[frame, r, 3])  # fmt: skip
+    jacobian_add(fdata, idata, W, frame, p, J)
+
+
+@njit(cache=True, parallel=True)
+def jacobian_batch(
+    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
+    offset: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """Geometric Jacobians ``(N, 6, dof)`` for each row of ``Q``, on all cores."""
+    N = Q.shape[0]
+    out = np.zeros((N, 6, Q.shape[1]))
     n_chunks = min(N, 64)
     for c in prange(n_chunks):
-        W = np.empty((n, 3, 4))
+        W = np.empty((fdata.shape[0], 3, 4))
         for b in range(c * N // n_chunks, (c + 1) * N // n_chunks):
-            fk_nodes(Q[b], fdata, idata, nodes, W)
-            for f in range(F):
-                k = frames[f]
-                for r in range(3):
-                    for col in range(4):
-                        out[b, f, r, col] = W[k, r, col]
-                out[b, f, 3, 0] = 0.0
-                out[b, f, 3, 1] = 0.0
-                out[b, f, 3, 2] = 0.0
-                out[b, f, 3, 3] = 1.0
+            jacobian_row(Q[b], fdata, idata, nodes, frame, offset, W, out[b])
     return out
 
 
-def _jacobian_batch(
-    Q: np.ndarray,
-    fdata: np.ndarray,
-    idata: np.ndarray,
-    nodes: np.ndarray,
-    frame: int,
+@njit(cache=True)
+def jacobian_batch_serial(
+    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
     offset: np.ndarray,
-) -> np.ndarray:
-    """Geometric Jacobians ``(N, 6, dof)`` of the point ``offset`` (frame coords) on ``frame``."""
+) -> np.ndarray:  # fmt: skip
+    """:func:`jacobian_batch` on one thread (small batches)."""
     N = Q.shape[0]
-    dof = Q.shape[1]
-    n = fdata.shape[0]
-    out = np.zeros((N, 6, dof))
-    for b in prange(N):
-        W = np.empty((n, 3, 4))
-        fk_nodes(Q[b], fdata, idata, nodes, W)
-        Wf = W[frame]
-        p = np.empty(3)
-        for r in range(3):
-            p[r] = Wf[r, 0] * offset[0] + Wf[r, 1] * offset[1] + Wf[r, 2] * offset[2] + Wf[r, 3]
-        jacobian_add(fdata, idata, W, frame, p, out[b])
+    out = np.zeros((N, 6, Q.shape[1]))
+    W = np.empty((fdata.shape[0], 3, 4))
+    for b in range(N):
+        jacobian_row(Q[b], fdata, idata, nodes, frame, offset, W, out[b])
     return out
-
 
 
 _BLOCK = 32  # configurations per block in the vectorised batch FK
@@ -218,12 +228,12 @@ _BLOCK = 32  # configurations per block in the vectorised batch FK
 def fk_batch_blocked(
     Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray
 ) -> np.ndarray:
-    """:func:`fk_batch` for large batches, vectorised across configurations.
+    """:func:`fk_batch_serial` for large batches, vectorised across configurations.
 
     The same recurrence as :func:`node_transform`, laid out structure-of-arrays:
     blocks of 32 configurations, each matrix entry a contiguous run over the block, so
     the compiler emits SIMD code for the products (2.4x fewer CPU cycles than one
-    configuration at a time). Tests check it against :func:`fk_batch` to the last bit.
+    configuration at a time). Tests check it against :func:`fk_batch_serial` to the last bit.
     """
     N = Q.shape[0]
     n = fdata.shape[0]
@@ -326,10 +336,6 @@ def fk_batch_blocked(
                 out[b0 + b, f, 3, 3] = 1.0
     return out
 
-# One body each, compiled twice: threads pay off only for large batches (the thread
-# pool's wake-up costs more than a small batch), see PARALLEL_MIN.
+
+# Threads pay off only for large batches (waking the pool costs more than a small one).
 PARALLEL_MIN = 256
-fk_batch = njit(cache=True, parallel=True)(_fk_batch)
-fk_batch_serial = njit(cache=True)(_fk_batch)
-jacobian_batch = njit(cache=True, parallel=True)(_jacobian_batch)
-jacobian_batch_serial = njit(cache=True)(_jacobian_batch)
