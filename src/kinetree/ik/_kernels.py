@@ -151,8 +151,8 @@ def damped_solve(
             if not cholesky_solve(M, na, g, dq):
                 return False
         return True
-    # Products accumulate column by column so the entries are independent sums (the
-    # row-by-row dot products form one long dependency chain per entry).
+    # Small systems (at most 8 on the smaller side); six rows, the common case of one
+    # 6D pose target, go through the unrolled damped_solve6 instead.
     if m <= na:
         for i in range(m):
             for j in range(i + 1):
