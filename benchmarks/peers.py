@@ -14,7 +14,9 @@ with the tables and written to ``docs/benchmarks.md``.
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -140,6 +142,7 @@ def model_to_urdf(model: kinetree.Model, meshless_inertials: bool = True) -> str
 
 
 _TMP = Path(tempfile.mkdtemp(prefix="kinetree-bench-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 
 @dataclass
@@ -421,13 +424,13 @@ class PyTorchKinematics(Peer):
     label = "pytorch_kinematics PseudoInverseIK"
     cap = 100
     batched = True
-    kinds = ("pose",)
     RETRIES = 10
     settings = (
         "`PseudoInverseIK(chain, pos_tolerance=1e-8, rot_tolerance=1e-8, "
         "retry_configs=[q0 + 9 uniform random q within limits (seed 0)], "
         "max_iterations=100, lr=1.0, lm_damping=0.1, early_stopping_any_converged=True, "
-        "clamp_to_limits=True, enforce_joint_limits=True)`, float64 on CPU, chain "
+        "clamp_to_limits=True, enforce_joint_limits=True)` (position-only: "
+        "orientation_weight=0, rot_tolerance=1e9), float64 on CPU, chain "
         "built from the URDF with torch's default dtype set to float64 (built in float32 "
         "its constant transforms are off by ~2e-8); the answer is the first converged "
         "retry, else the one with the smallest error. Single solves: one call per target "
@@ -459,10 +462,13 @@ class PyTorchKinematics(Peer):
             gen = np.random.default_rng(0)
             lo, hi = arm.lo, arm.hi
             retry = np.vstack([q0, lo + (hi - lo) * gen.random((self.RETRIES - 1, len(lo)))])
+            position = self.kind == "position"
             ik = self.pk.PseudoInverseIK(
                 self.chain,
                 pos_tolerance=1e-8,
-                rot_tolerance=1e-8,
+                # Position-only: orientation weighs nothing and never blocks convergence.
+                rot_tolerance=1e9 if position else 1e-8,
+                orientation_weight=0.0 if position else 1.0,
                 retry_configs=torch.tensor(retry, dtype=torch.float64),
                 joint_limits=torch.tensor(arm.model.limits, dtype=torch.float64),
                 max_iterations=100,
@@ -488,7 +494,7 @@ class PyTorchKinematics(Peer):
         ik = self._solver(np.asarray(q0, dtype=float))
         sol = ik.solve(self.pk.Transform3d(matrix=torch.from_numpy(np.ascontiguousarray(T))))
         conv = sol.converged  # (M, R)
-        err = sol.err_pos + sol.err_rot
+        err = sol.err_pos if self.kind == "position" else sol.err_pos + sol.err_rot
         # First converged retry, else the smallest error.
         score = torch.where(conv, torch.arange(conv.shape[1]).to(err.dtype) - 1e9, err)
         pick = torch.argmin(score, dim=1)
@@ -502,7 +508,7 @@ class PyTorchKinematics(Peer):
 class PyBullet(Peer):
     package = "pybullet"
     label = "pybullet calculateInverseKinematics"
-    cap = 200
+    cap = 100
     #: Its DLS converges slowly: with kinetree auto's 5 ms it reaches 1e-6 on few targets.
     budget = 0.05
     #: Its own FK is only good to ~1e-7 (it differs from kinetree's by up to ~3e-7).

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,10 +43,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--no-first-call", action="store_true", help="skip the cold/warm JIT cache measurement"
     )
     ap.add_argument(
+        "--single-threads",
+        type=int,
+        default=1,
+        help="threads per single-solve process (default 1; 0: each library's default)",
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=None,
-        help="pin BLAS/OpenMP/numba/torch threads (default: each library's own)",
+        help="threads for the batch and FK processes (default: each library's own)",
     )
     ap.add_argument(
         "--write", metavar="PATH", default=None, help="also write the tables into PATH (Markdown)"
@@ -113,6 +120,7 @@ def first_call_table(log):  # type: ignore[no-untyped-def]
         d = json.loads(line[len("FIRSTCALL ") :])
         d["whole process (python start to exit)"] = wall
         results.append(d)
+    shutil.rmtree(cache, ignore_errors=True)
     cold = results[0]
     warm = min(results[1:], key=lambda d: d["whole process (python start to exit)"])
     results = [cold, warm]
@@ -147,7 +155,7 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def machine_lines(threads: int | None) -> list[str]:
+def machine_lines(single: int | None, threads: int | None) -> list[str]:
     import numba
     import numpy
     import scipy
@@ -166,11 +174,17 @@ def machine_lines(threads: int | None) -> list[str]:
         f"scipy {scipy.__version__}, "
         f"numba {numba.__version__} (threading layer: {numba.config.THREADING_LAYER}, "
         f"{numba.config.NUMBA_NUM_THREADS} threads), kinetree {kinetree.__version__}",
-        "- Threads: "
+        "- Threads: single solves "
+        + (
+            f"pinned to {single} per process (`--single-threads {single}`)"
+            if single
+            else "with each library's default"
+        )
+        + "; batches and FK "
         + (
             f"pinned to {threads} (`--threads {threads}`)"
             if threads
-            else "each library's default (numba and torch use every core)"
+            else "with each library's default (numba and torch use every core)"
         ),
         f"- Load average at start: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} (1 / 5 / 15 min)",
     ]
@@ -200,7 +214,12 @@ def settings_lines() -> list[str]:
         if peer.settings in seen:
             continue
         seen.add(peer.settings)
-        cap = f" Capped at {peer.cap} targets per scenario (slow)." if peer.cap else ""
+        cap = (
+            " Slow: single solves run on the first 100 targets of each scenario (50 with "
+            "`--quick`)."
+            if peer.cap
+            else ""
+        )
         out.append(f"- **{peer.label}**: {peer.settings}.{cap}")
     return out
 
@@ -210,25 +229,10 @@ def settings_lines() -> list[str]:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
-    if args.threads:
-        for var in (
-            "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS",
-            "MKL_NUM_THREADS",
-            "NUMBA_NUM_THREADS",
-        ):
-            os.environ[var] = str(args.threads)
     sys.path.insert(0, str(HERE))
     if args.first_call_child:
         first_call_child()
         return 0
-    if args.threads and args.child:
-        try:
-            import torch
-
-            torch.set_num_threads(args.threads)
-        except ImportError:
-            pass
     if args.child:
         import scenarios
 
@@ -246,13 +250,15 @@ def main(argv: list[str]) -> int:
         row_seconds=15.0 if args.quick else 30.0,
         batch_sizes=(1, 100, 10_000) if args.quick else (1, 100, 10_000, 100_000),
         fk_n=100_000,
+        single_threads=args.single_threads or None,
+        threads=args.threads or None,
         only=tuple(s for s in args.only.split(",") if s),
         log=lambda s: print(s, file=sys.stderr, flush=True),
     )
     command = "python benchmarks/run.py" + ("" if not argv else " " + " ".join(argv))
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    head = machine_lines(args.threads)
+    head = machine_lines(args.single_threads, args.threads)
     print("## kinetree benchmark\n")
     print("\n".join(head))
     print(f"- Date: {started:%Y-%m-%d %H:%M} UTC; command: `{command}`\n")

@@ -3,13 +3,16 @@
 Every solver (kinetree's methods and each installed peer) gets the same targets,
 the same start configuration and the same judge: kinetree's FK of the returned
 ``q``, position error [m] and rotation angle [rad] both within the scenario's
-tolerance, and every joint within its limits (1e-9 rad of slack).
+tolerance, and every joint within its limits (1e-6 of slack, as for the pose).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +36,7 @@ METHODS = ("auto", "pinv", "dls", "sdls", "ccd", "lbfgs")
 #: kinetree auto's stopping rule in every scenario.
 TIME_BUDGET = 0.005
 #: Slack on the joint limits before a solution counts as violating them [rad or m].
-LIMIT_SLACK = 1e-9
+LIMIT_SLACK = 1e-6
 SEED = 0
 
 
@@ -48,6 +51,10 @@ class Config:
     row_seconds: float = 60.0
     batch_sizes: tuple[int, ...] = (1, 100, 10_000, 100_000)
     fk_n: int = 100_000
+    #: Threads for single-solve processes (BLAS, OpenMP, numba, torch); None: library defaults.
+    single_threads: int | None = 1
+    #: Threads for batch and FK processes; None: library defaults (all cores).
+    threads: int | None = None
     only: tuple[str, ...] = ()
     log: Callable[[str], None] = print
 
@@ -301,18 +308,30 @@ class ChildFailed(Exception):
 
 
 _TMP = Path(tempfile.mkdtemp(prefix="kinetree-bench-jobs-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 _RUN_PY = Path(__file__).resolve().parent / "run.py"
 
 
-def spawn(job: dict[str, Any], arrays: dict[str, np.ndarray], timeout: float) -> tuple[dict, Any]:
-    """Run ``job`` in a fresh process; ``(meta, arrays)`` of its answer or :class:`ChildFailed`."""
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def spawn(
+    job: dict[str, Any], arrays: dict[str, np.ndarray], timeout: float, threads: int | None = None
+) -> tuple[dict, Any]:
+    """Run ``job`` in a fresh process; ``(meta, arrays)`` of its answer or :class:`ChildFailed`.
+
+    ``threads``: pin BLAS / OpenMP / numba / torch (which reads OMP_NUM_THREADS) to that many.
+    """
     d = Path(tempfile.mkdtemp(dir=_TMP))
     np.savez(d / "in.npz", **arrays)
     (d / "job.json").write_text(json.dumps(job))
+    env = dict(os.environ)
+    if threads:
+        env.update({v: str(threads) for v in THREAD_VARS})
     try:
         proc = subprocess.run(
             [sys.executable, str(_RUN_PY), "--child", str(d / "job.json")],
-            capture_output=True, text=True, timeout=timeout,
+            capture_output=True, text=True, timeout=timeout, env=env,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise ChildFailed(f"did not finish within {timeout:.0f} s") from None
@@ -535,6 +554,15 @@ def _installed_peers(cfg: Config) -> tuple[list[P.Peer], list[str]]:
     return ok, missing
 
 
+def _threads_text(threads: int | None) -> str:
+    if not threads:
+        return "Each library uses its default number of threads."
+    return (
+        f"Each solver's process runs with {threads} BLAS / OpenMP / numba / torch "
+        f"thread{'s' if threads > 1 else ''} (`--single-threads`)."
+    )
+
+
 def _timeout(cfg: Config, rows: int) -> float:
     return rows * cfg.row_seconds * 3 + 300.0
 
@@ -555,7 +583,7 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
     cfg.log(f"  {name} {kind}: kinetree {', '.join(methods)}")
     job = {**base, "solver": "kinetree", "methods": methods,
            "caps": {"kinetree lbfgs": cfg.slow_cap}}  # fmt: skip
-    meta, out = spawn(job, arrays, _timeout(cfg, len(methods)))
+    meta, out = spawn(job, arrays, _timeout(cfg, len(methods)), cfg.single_threads)
     runs = _runs_from(meta, out)
     ref = runs[0]
     fk_rows: list[list[str]] = []
@@ -567,7 +595,9 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
             continue
         cfg.log(f"  {name} {kind}: {peer.label}")
         try:
-            meta, out = spawn({**base, "solver": peer.label}, arrays, _timeout(cfg, 1))
+            meta, out = spawn(
+                {**base, "solver": peer.label}, arrays, _timeout(cfg, 1), cfg.single_threads
+            )
         except ChildFailed as exc:
             skipped.append(f"{peer.label}: {exc}")
             continue
@@ -589,7 +619,7 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
         f"{tol:g} m{'' if kind == 'position' else f' and {tol:g} rad'} and all joints "
         f"within limits. kinetree: `model.ik({'T' if kind == 'pose' else 'Position(p)'}, "
         f"q0=q0, time_budget={TIME_BUDGET})` for auto, `method=...` with default options "
-        "for the others.",
+        f"for the others. {_threads_text(cfg.single_threads)}",
     ]
     if skipped:
         notes.append("Not in this table: " + "; ".join(skipped) + ".")
@@ -618,7 +648,7 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     job = {"type": "single", "model": name, "kind": "position", "n": n, "tol": tol,
            "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
            "methods": methods, "caps": {}}  # fmt: skip
-    runs = _runs_from(*spawn(job, {"T": T, "q0": q0}, _timeout(cfg, 3)))
+    runs = _runs_from(*spawn(job, {"T": T, "q0": q0}, _timeout(cfg, 3), cfg.single_threads))
     for r in runs:
         _judge_run(r, model, {model.end_effectors[0]: (T, "position")}, tol)
     rows, notes = single_rows(runs, runs[1])
@@ -650,7 +680,7 @@ def humanoid_scenario(cfg: Config) -> Table:
     job = {"type": "single", "model": "humanoid", "kind": "humanoid", "n": n, "tol": tol,
            "chain": True, "row_seconds": cfg.row_seconds, "solver": "kinetree",
            "methods": methods, "caps": {"kinetree lbfgs": cfg.slow_cap}}  # fmt: skip
-    runs = _runs_from(*spawn(job, arrays, _timeout(cfg, len(methods))))
+    runs = _runs_from(*spawn(job, arrays, _timeout(cfg, len(methods)), cfg.single_threads))
     for r in runs:
         _judge_run(r, model, targets, tol)
     rows, notes = single_rows(runs, runs[0])
@@ -683,7 +713,7 @@ def batch_scenario(cfg: Config) -> Table:
         job = {"type": "batch", "solver": solver, "sizes": sizes,
                "row_seconds": 3 * cfg.row_seconds}  # fmt: skip
         try:
-            meta, out = spawn(job, arrays, _timeout(cfg, len(sizes)))
+            meta, out = spawn(job, arrays, _timeout(cfg, len(sizes)), cfg.threads)
         except ChildFailed as exc:
             notes.append(f"{solver}: {exc}.")
             continue
@@ -727,7 +757,9 @@ def fk_scenario(cfg: Config) -> Table:
     Q = model.random_configuration(N, rng=SEED + 2)
     T_ref = model.fk(Q)
     cfg.log("  fk: kinetree")
-    meta, _ = spawn({"type": "fk", "solver": "kinetree", "n": N}, {"Q": Q}, _timeout(cfg, 1))
+    meta, _ = spawn(
+        {"type": "fk", "solver": "kinetree", "n": N}, {"Q": Q}, _timeout(cfg, 1), cfg.threads
+    )
     ref_per = meta["time"] / N
     rows = [["kinetree `model.fk(Q)`", f"{N:,}", f"{1e3 * meta['time']:,.2f}", us(ref_per),
              "1.0x (reference)", "batched (numba, parallel)", "-"]]  # fmt: skip
@@ -742,7 +774,7 @@ def fk_scenario(cfg: Config) -> Table:
         cfg.log(f"  fk: {peer.package} n={n}")
         try:
             meta, out = spawn({"type": "fk", "solver": peer.label, "n": n}, {"Q": Q},
-                              _timeout(cfg, 1))  # fmt: skip
+                              _timeout(cfg, 1), cfg.threads)  # fmt: skip
         except ChildFailed as exc:
             notes.append(f"{peer.package}: {exc}.")
             continue
@@ -782,6 +814,8 @@ def run_all(cfg: Config) -> list[Table]:
     want: Sequence[str] = cfg.only or ALL
     for key in want:
         cfg.log(f"[{key}]")
+        start = len(tables)
+        la0 = os.getloadavg()[0]
         if key in ("panda", "ur5", "iiwa14"):
             t, agree = arm_scenario(cfg, key, "pose")
             tables.append(t)
@@ -800,4 +834,9 @@ def run_all(cfg: Config) -> list[Table]:
             tables.append(fk_scenario(cfg))
         else:
             raise SystemExit(f"unknown scenario {key!r}; choose from: {', '.join(ALL)}")
+        if len(tables) > start:
+            tables[start].notes.append(
+                f"Load average (1 min) when this table started / ended: "
+                f"{la0:.2f} / {os.getloadavg()[0]:.2f}."
+            )
     return tables
