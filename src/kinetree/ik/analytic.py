@@ -134,16 +134,16 @@ def _rows(solutions: list[list[float]], dof: int) -> np.ndarray:
 
 def _dedup(Q: np.ndarray, revolute: np.ndarray) -> np.ndarray:
     """Drop rows within ``DEDUP_TOL`` of an earlier row (angles compared modulo 2 pi)."""
-    kept: list[np.ndarray] = []
-    for q in Q:
-        for k in kept:
-            diff = q - k
-            diff = np.where(revolute, wrap_angle(diff), diff)
-            if np.max(np.abs(diff), initial=0.0) <= DEDUP_TOL:
-                break
-        else:
-            kept.append(q)
-    return np.array(kept).reshape(-1, Q.shape[1])
+    if Q.shape[0] < 2:
+        return Q
+    D = Q[:, None, :] - Q[None, :, :]
+    D = np.where(revolute, wrap_angle(D), D)
+    close = np.max(np.abs(D), axis=2) <= DEDUP_TOL
+    kept: list[int] = []
+    for i in range(Q.shape[0]):
+        if not any(close[i, j] for j in kept):
+            kept.append(i)
+    return Q[kept]
 
 
 def _nonzero(value: float, name: str) -> float:
@@ -452,7 +452,9 @@ def _into_limits(
     for j in range(q.shape[0]):
         a = float(out[j])
         if revolute[j]:
-            a = float(wrap_angle(a))
+            a = math.remainder(a, TWO_PI)  # into [-pi, pi]
+            if a == -math.pi:
+                a = math.pi
             if not lo[j] - LIMIT_TOL <= a <= hi[j] + LIMIT_TOL:
                 k_lo = math.ceil((lo[j] - LIMIT_TOL - a) / TWO_PI) if np.isfinite(lo[j]) else -1
                 k_hi = math.floor((hi[j] + LIMIT_TOL - a) / TWO_PI) if np.isfinite(hi[j]) else 1

@@ -20,17 +20,14 @@ __all__ = ["solve_analytic"]
 def _nearest_turns(model: Model, sols: np.ndarray, q0: np.ndarray) -> np.ndarray:
     """Each revolute angle shifted by the whole turn that brings it nearest ``q0``
     while staying within its limits (``-pi..pi`` representatives come from the solver)."""
-    out = sols.copy()
-    lo, hi = model.limits[:, 0], model.limits[:, 1]
-    for k in range(out.shape[1]):
-        for i in range(out.shape[0]):
-            best = out[i, k]
-            for turns in range(-3, 4):
-                v = out[i, k] + 2.0 * np.pi * turns
-                if lo[k] - 1e-12 <= v <= hi[k] + 1e-12 and abs(v - q0[k]) < abs(best - q0[k]):
-                    best = v
-            out[i, k] = best
-    return out
+    turns = 2.0 * np.pi * np.arange(-3, 4)  # the unshifted angle is index 3
+    cand = sols[:, :, None] + turns  # (n, dof, 7)
+    lo = model.limits[:, 0][None, :, None] - 1e-12
+    hi = model.limits[:, 1][None, :, None] + 1e-12
+    dist = np.where((cand >= lo) & (cand <= hi), np.abs(cand - q0[None, :, None]), np.inf)
+    dist[:, :, 3] = np.minimum(dist[:, :, 3], np.abs(sols - q0))  # always allowed
+    best = np.argmin(dist, axis=2)
+    return np.take_along_axis(cand, best[:, :, None], axis=2)[:, :, 0]
 
 
 def solve_analytic(
