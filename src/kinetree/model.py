@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .errors import InvalidValueError, unknown_name
+from .errors import InvalidValueError, UnknownNameError, unknown_name
 
 if TYPE_CHECKING:
     from .ik.result import IKResult
@@ -140,9 +140,10 @@ class Model:
                 valid = list(self.joint_names) + [
                     g for g in self.joint_groups if g not in self._dof_of
                 ]
+                msg = str(unknown_name("joint", name, valid))
                 if self.presets:
-                    valid += [f"preset:{p}" for p in self.presets]
-                raise unknown_name("joint", name, valid)
+                    msg += f"; presets are: {', '.join(self.presets)}"
+                raise UnknownNameError(msg)
         return np.array(sorted(set(out)), dtype=np.int64)
 
     def active_mask(self, names: str | Iterable[str] | None) -> np.ndarray:

@@ -60,6 +60,11 @@ def _to_model(robot: object, name: str, source: str) -> Model:
     urdf = robot.robot  # type: ignore[attr-defined]
     joints = list(urdf.joints)
     links = [lk.name for lk in urdf.links]
+    if not links:
+        raise ModelStructureError(f"{source}: the URDF defines no links")
+    dup = sorted({n for n in links if links.count(n) > 1})
+    if dup:
+        raise ModelStructureError(f"{source}: link names defined twice: {', '.join(dup)}")
     children = {j.child for j in joints}
     roots = [lk for lk in links if lk not in children]
     if len(roots) > 1:
