@@ -60,8 +60,10 @@ def from_dh(
     names its own. In the modified convention ``link{i}`` is DH frame i. In the
     standard convention a joint's motion comes first in its row, so ``link{i}`` is the
     frame on joint i's axis after its rotation (``A_1 ... A_{i-1} Rz(theta_i)``), not
-    DH frame i; only the tool frame equals the full product ``A_1 ... A_n``. ``tool`` is a fixed transform after the last joint frame (a
-    flange or TCP), exposed as frame ``tool_name`` and the default end effector.
+    DH frame i; only the tool frame equals the full product ``A_1 ... A_n``.
+
+    ``tool`` is a fixed transform after the last joint frame (a flange or TCP),
+    exposed as frame ``tool_name`` and the default end effector.
     """
     if convention not in ("standard", "modified"):
         raise UnsupportedError(
