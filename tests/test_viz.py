@@ -246,3 +246,14 @@ def test_up_axis_from_metadata_is_drawn_vertically():
     x, y, z = ax.get_lines()[0].get_data_3d()  # the Panda is one chain: every frame
     assert np.allclose(np.column_stack([x, y, z]), P[:, [2, 0, 1]])  # vertical = world y
     assert ax.get_zlabel().startswith("y")
+
+
+def test_bvh_root_translation_is_not_drawn_as_a_bone() -> None:
+    from kinetree.viz.plot import _frame_parents
+
+    clip = kinetree.read_bvh(Path(__file__).parent / "data" / "bvh" / "rotation_first_root.bvh")
+    parents = _frame_parents(clip.model)
+    names = clip.model.frame_names
+    # Hips hangs from the world through position channels: no segment; Spine hangs from Hips.
+    assert parents[names.index("Hips")] == -1
+    assert names[parents[names.index("Spine")]] == "Hips"

@@ -51,8 +51,10 @@ def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -
             with ``rest_gain``. restarts / time_budget [s]: random restarts within
             limits until solved or out of time. seed / rng: restart randomness.
         respect_limits: clamp every iterate into the limits (default True).
-        clamp_target: move an unreachable position to the nearest reachable
-            point before solving (seed 000, section 3.1); success stays False.
+        clamp_target: aim an unreachable position at the nearest point the
+            chain can stretch to (seed 000, section 3.1); default True: the
+            result is the closest configuration, ``success`` stays False and the
+            errors are measured to the original target.
         record: keep every iterate (``result.history``) for animation.
         pin: frame name(s) that keep their pose at ``q0`` while the target moves
             (feet planted while a hand reaches); they join the targets.

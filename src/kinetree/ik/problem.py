@@ -254,7 +254,7 @@ def template(
     icfg[K.I_PINV_FORM] = 0 if pinv_form == "svd" else 1
     icfg[K.I_RECORD] = (max_iter + 1) * (restarts + 1) if record else 0
     icfg[K.I_NA] = act_idx.size
-    icfg[K.I_CLAMP] = int(bool(options.get("clamp_target", False)))
+    icfg[K.I_CLAMP] = int(bool(options.get("clamp_target", True)))
     icfg[K.I_STALL] = _int_option(options, "stall_iter", 4)
     icfg[K.NI : K.NI + act_idx.size] = act_idx
     dof_node = np.zeros(dof, dtype=np.int64)

@@ -181,7 +181,8 @@ def _check_frames(model: Model, frames: str | Sequence[str] | None) -> list[int]
 
 
 def _frame_parents(model: Model) -> np.ndarray:
-    """For each frame (``frame_names`` order) the index of its nearest frame ancestor."""
+    """For each frame (``frame_names`` order) the index of its nearest frame ancestor,
+    or -1 for roots and for frames attached through prismatic joints."""
     node_to_frame = -np.ones(model.n_nodes, dtype=np.int64)
     node_to_frame[~np.asarray(model.hidden, dtype=bool)] = np.arange(len(model.frame_names))
     out = -np.ones(len(model.frame_names), dtype=np.int64)
@@ -190,9 +191,13 @@ def _frame_parents(model: Model) -> np.ndarray:
         if f < 0:
             continue
         p = int(model.parent[node])
+        floating = model.joint_type[node] == 2  # a translation channel, not a bone
         while p >= 0 and node_to_frame[p] < 0:
+            floating = floating or model.joint_type[p] == 2
             p = int(model.parent[p])
-        out[f] = node_to_frame[p] if p >= 0 else -1
+        # A frame reached from its parent through prismatic joints (a BVH root's
+        # position channels) hangs free: no segment is drawn to it.
+        out[f] = node_to_frame[p] if p >= 0 and not floating else -1
     return out
 
 
