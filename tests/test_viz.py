@@ -249,7 +249,7 @@ def test_up_axis_from_metadata_is_drawn_vertically():
 
 
 def test_bvh_root_translation_is_not_drawn_as_a_bone() -> None:
-    from kinetree.viz.plot import _frame_parents
+    from pathlib import Path
 
     clip = kinetree.read_bvh(Path(__file__).parent / "data" / "bvh" / "rotation_first_root.bvh")
     parents = _frame_parents(clip.model)
