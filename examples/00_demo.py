@@ -57,9 +57,7 @@ def humanoid_cases() -> None:
         qs.append(r.q)
         titles.append(f"{preset}: {'reached' if r.success else f'{err_mm:.0f} mm short'}")
     suptitle = "Reaching with more and more of the body (seed 000, 3.2)"
-    fig = viz.side_by_side(
-        model, qs, titles, targets=[[target]] * 3, suptitle=suptitle, plane="xz"
-    )
+    fig = viz.side_by_side(model, qs, titles, targets=[[target]] * 3, suptitle=suptitle, plane="xz")
     viz.save_figure(fig, OUT / "humanoid_reach_cases.png")
 
 
