@@ -17,7 +17,7 @@ from ..model import Model
 from . import _kernels as K
 from .problem import METHODS, Problem, Template, as_q0, build_problem, template
 from .result import IKResult
-from .targets import Direction, Orientation, Pose, Position
+from .targets import Direction, Orientation, Pose, Position, _encode_plain
 
 __all__ = [
     "METHODS",
@@ -75,6 +75,12 @@ def solve(model: Model, target: Any, frame: str | None = None, **options: Any) -
         tpl = _pose_template(model, frame, options)
         if tpl is not None:
             return _solve_poses(tpl, target, options.get("q0"), t0)
+    elif type(target) is Position:
+        row = _encode_plain(target)
+        if row is not None:
+            tpl = _pose_template(model, frame, options, position=True)
+            if tpl is not None:
+                return _solve_row(tpl, row, options.get("q0"), t0)
     method = options.get("method", "auto")
     if method == "analytic":
         from .analytic_adapter import solve_analytic
@@ -117,21 +123,25 @@ def _with_pins(
 
 
 _POSE_WEIGHTS = np.ones((1, 6))
+_POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
 _NO_POINT = np.zeros((1, 3))
 _CACHE_SIZE = 64
 _KERNEL_METHODS = frozenset({"auto", "pinv", "transpose", "dls", "sdls", "ccd"})
 
 
-def _pose_template(model: Model, frame: str | None, options: dict[str, Any]) -> Template | None:
-    """The cached template for a plain pose target, or None when options are not hashable."""
+def _pose_template(
+    model: Model, frame: str | None, options: dict[str, Any], position: bool = False
+) -> Template | None:
+    """The cached template for one plain pose (or ``position``) target, or None when the
+    options are not hashable or need the general path."""
     if len(options) - ("q0" in options) == 0:
-        key: Any = frame
+        key: Any = (frame, position)
     else:
         if options.get("method", "auto") not in _KERNEL_METHODS or options.get("record"):
             return None
         # Insertion order is part of the key: the same options in another order only
         # cost one more cached template.
-        key = (frame, *[kv for kv in options.items() if kv[0] != "q0"])
+        key = (frame, position, *[kv for kv in options.items() if kv[0] != "q0"])
     cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
     try:
         tpl = cache.get(key)
@@ -140,7 +150,8 @@ def _pose_template(model: Model, frame: str | None, options: dict[str, Any]) -> 
     if tpl is None:
         name = frame if frame is not None else model.end_effectors[0]
         opts = {k: v for k, v in options.items() if k != "q0"}
-        tpl = template(model, (name,), (0,), _POSE_WEIGHTS, _NO_POINT, opts)
+        weights = _POSITION_WEIGHTS if position else _POSE_WEIGHTS
+        tpl = template(model, (name,), (0,), weights, _NO_POINT, opts)
         if len(cache) >= _CACHE_SIZE:
             cache.clear()
         cache[key] = tpl
@@ -185,6 +196,21 @@ def _solve_poses(tpl: Template, P: np.ndarray, q0: Any, t0: float) -> IKResult:
     kernel(fdata, idata, tpl.nodes, tpl.tgt_i, tpl.rows, tpl.cfg, tpl.icfg,
            P.reshape(B, 4, 4), q0b, out, tpl.seed)  # fmt: skip
     return _batched(tpl, out, batch, t0)
+
+
+def _solve_row(tpl: Template, row: np.ndarray, q0: Any, t0: float) -> IKResult:
+    """One encoded target row (a plain Position) straight into the compiled solver."""
+    model = tpl.model
+    dof = model.dof
+    if q0 is None:
+        qa = model.q_neutral
+    elif type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (dof,):
+        qa = q0 if q0.flags.c_contiguous else np.ascontiguousarray(q0)
+    else:
+        qa = np.ascontiguousarray(as_q0(model, q0, ()))
+    out = np.empty(dof + 7)
+    K.solve_rows_packed(tpl.ibuf, tpl.fbuf, row.reshape(1, 24), qa, out, tpl.seed)
+    return _single(tpl, out, None, None, t0)
 
 
 def _single(tpl: Template, out: np.ndarray, hq: Any, he: Any, t0: float) -> IKResult:

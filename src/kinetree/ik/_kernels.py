@@ -264,6 +264,54 @@ def damped_solve6(
 
 
 @njit(cache=True)
+def damped_solve3(
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
+) -> bool:
+    """:func:`damped_solve` for exactly three rows (one position target), unrolled."""
+    na = J.shape[1]
+    a00 = a10 = a11 = a20 = a21 = a22 = 0.0
+    for k in range(na):
+        j0 = J[0, k]
+        j1 = J[1, k]
+        j2 = J[2, k]
+        a00 += j0 * j0
+        a10 += j1 * j0
+        a11 += j1 * j1
+        a20 += j2 * j0
+        a21 += j2 * j1
+        a22 += j2 * j2
+    A[0, 0] = a00 + lam
+    A[1, 0] = a10
+    A[1, 1] = a11 + lam
+    A[2, 0] = a20
+    A[2, 1] = a21
+    A[2, 2] = a22 + lam
+    if not cholesky_solve(A, 3, e, y):
+        return False
+    y0, y1, y2 = y[0], y[1], y[2]
+    for k in range(na):
+        dq[k] = J[0, k] * y0 + J[1, k] * y1 + J[2, k] * y2
+    return True
+
+
+@njit(cache=True)
+def dls_step(
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
+) -> None:
+    """The damped least-squares step, by the fastest route for the system's size; a
+    system that is not positive definite is retried with more damping."""
+    m, na = J.shape
+    if m == 6 and na >= 6:
+        ok = damped_solve6(J, e, lam, dq, A, y)
+    elif m == 3 and na >= 3:
+        ok = damped_solve3(J, e, lam, dq, A, y)
+    else:
+        ok = damped_solve(J, e, lam, dq, A, y)
+    if not ok:
+        damped_solve(J, e, lam + 1e-3, dq, A, y)
+
+
+@njit(cache=True)
 def check_targets(tgt_i: np.ndarray, tgt_f: np.ndarray) -> int:
     """ST_OK, ST_NONFINITE (NaN/inf anywhere) or ST_NOT_RIGID (bad rotation) for the targets."""
     for t in range(tgt_f.shape[0]):
@@ -915,11 +963,7 @@ def solve_core(
                 for r in range(m):
                     E += e[r] * e[r]
                 lam = damp * 0.5 * E + lam_min
-                if m == 6:
-                    if not damped_solve6(J, e, lam, dq, A, y):
-                        damped_solve(J, e, lam + 1e-3, dq, A, y)
-                elif not damped_solve(J, e, lam, dq, A, y):
-                    damped_solve(J, e, lam + 1e-3, dq, A, y)
+                dls_step(J, e, lam, dq, A, y)
                 if limits:
                     # Active set: a joint the step pushes past a limit is pinned there, its
                     # share of the error removed, and the step re-solved for the others.
@@ -939,11 +983,7 @@ def solve_core(
                                 pinned = True
                         if not pinned:
                             break
-                        if m == 6:
-                            if not damped_solve6(J, e, lam, dq, A, y):
-                                damped_solve(J, e, lam + 1e-3, dq, A, y)
-                        elif not damped_solve(J, e, lam, dq, A, y):
-                            damped_solve(J, e, lam + 1e-3, dq, A, y)
+                        dls_step(J, e, lam, dq, A, y)
             elif method == PINV:
                 step_pinv(J, e, cutoff, form, dq, A)
             elif method == TRANSPOSE:
@@ -1103,6 +1143,18 @@ def solve_pose_packed(
     """:func:`solve_pose` on packed buffers (see :func:`pack`)."""
     fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
     solve_pose(fdata, idata, nodes, tgt_i, rows, cfg, icfg, P, q0, out, seed)
+
+
+@njit(cache=True)
+def solve_rows_packed(
+    ibuf: np.ndarray, fbuf: np.ndarray, tgt_f: np.ndarray, q0: np.ndarray, out: np.ndarray,
+    seed: int,
+) -> None:  # fmt: skip
+    """:func:`solve_core` on packed buffers for encoded targets ``tgt_f`` (T, 24)."""
+    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
+    hq = np.empty((0, q0.shape[0]))
+    he = np.empty((0, 2))
+    solve_core(fdata, idata, nodes, tgt_i, tgt_f, rows, q0, cfg, icfg, seed, out, hq, he)
 
 
 # Batch drivers: a threaded and a serial loop around the same single solve. They are
