@@ -216,19 +216,20 @@ class Model:
         return _frozen(fdata), _frozen(idata)
 
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(ints, floats)`` of the swing-twist groups whose DoF are all active, laid out
-        for :mod:`kinetree.ik._swing_twist` (``ints[0]`` is the number of groups)."""
+        """``(ints, floats)`` of the swing-twist groups with an active DoF, laid out for
+        :mod:`kinetree.ik._swing_twist` (``ints[0]`` is the number of groups)."""
         ints: list[int] = [0]
         floats: list[float] = []
         for group, (bone, sw, tlo, thi) in self.swing_twist.items():
             dofs = [self._dof_of[n] for n in self.joint_groups[group]]
-            if not all(active[d] for d in dofs):
+            n_active = sum(bool(active[d]) for d in dofs)
+            if n_active == 0:
                 continue
             nodes = [
                 int(np.nonzero((self.q_index == d) & (self.joint_type == 1))[0][0]) for d in dofs
             ]
             ints[0] += 1
-            ints += nodes + dofs
+            ints += [*nodes, *dofs, int(n_active == len(dofs))]
             floats += [*map(float, bone), sw, tlo, thi]
         return np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64)
 

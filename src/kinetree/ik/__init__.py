@@ -137,11 +137,15 @@ def _pose_template(
     if len(options) - ("q0" in options) == 0:
         key: Any = (frame, position)
     else:
-        if options.get("method", "auto") not in _KERNEL_METHODS or options.get("record"):
+        if (
+            options.get("method", "auto") not in _KERNEL_METHODS
+            or options.get("record")
+            or options.get("rng") is not None  # a generator draws a new seed each call
+        ):
             return None
         # Insertion order is part of the key: the same options in another order only
-        # cost one more cached template.
-        key = (frame, position, *[kv for kv in options.items() if kv[0] != "q0"])
+        # cost one more cached template. Types too: 1, 1.0 and True validate differently.
+        key = (frame, position, *[(k, type(v), v) for k, v in options.items() if k != "q0"])
     cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
     try:
         tpl = cache.get(key)

@@ -429,7 +429,7 @@ def task_errors(
                 err6[t, 4] = 0.0
                 err6[t, 5] = 0.0
             errs[t, 0] = 0.0
-            errs[t, 1] = ang
+            errs[t, 1] = ang if tf[15] > 0.0 else 0.0
 
 
 @njit(cache=True)
@@ -864,8 +864,11 @@ def solve_core(
             q[k] = min(max(q[k], lo[k]), hi[k])
     q_prev = ws[0:0]  # replaced below when swing-twist limits are on
     if swing_twist:
+        # Anchor for the first projection: active DoF at zero (clipped), the rest as given.
         q_prev = q.copy()
-        q_prev[:] = 0.0
+        for kk in range(na):
+            k = act[kk]
+            q_prev[k] = min(max(0.0, lo[k]), hi[k])
         project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
         q_prev[:] = q
     reachable = 1
@@ -1037,7 +1040,10 @@ def solve_core(
             k = act[kk]
             q[k] = slo[k] + (shi[k] - slo[k]) * rand01(rng)
         if swing_twist:
-            q_prev[:] = 0.0
+            q_prev[:] = q
+            for kk in range(na):
+                k = act[kk]
+                q_prev[k] = min(max(0.0, lo[k]), hi[k])
             project_all(q, q_prev, fdata, st_i, st_f, lo, hi)
     out_q[:] = best_q
     if clamped:

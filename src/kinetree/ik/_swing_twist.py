@@ -8,8 +8,10 @@ axis kept, the angles clipped), and its three joint angles are recovered by a fe
 Newton steps on ``log(R* R(q)^T)``, which works for any axis sequence.
 
 Layout (appended to the template arrays): ``icfg[base]`` = number of groups G, then per
-group three node and three DoF indices; ``cfg[base]`` onward per group: bone axis (3, in
-the joint's child frame), swing max [rad], twist min, twist max [rad].
+group three node and three DoF indices and a flag (1: all three DoF active);
+``cfg[base]`` onward per group: bone axis (3, in the joint's child frame), swing max
+[rad], twist min, twist max [rad]. A partly active joint is never projected (that would
+move its inactive DoF); its step is only shortened until the limits hold.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from numba import njit
 
 from ..spatial._kernels import log3, rodrigues
 
-I_STRIDE = 6
+I_STRIDE = 7
 F_STRIDE = 6
 
 
@@ -197,16 +199,23 @@ def project_all(
         dofs = gi[4 + I_STRIDE * g : 7 + I_STRIDE * g]
         f = gf[F_STRIDE * g : F_STRIDE * (g + 1)]
         b = f[0:3]
+        whole = gi[7 + I_STRIDE * g] != 0
         for j in range(3):
             orig[j] = q[dofs[j]]
-        if not project_group(q, fdata, nodes, dofs, b, f[3], f[4], f[5], lo, hi):
-            continue
+        if whole:
+            if not project_group(q, fdata, nodes, dofs, b, f[3], f[4], f[5], lo, hi):
+                continue
         if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
             continue
-        # Anchor: the previous values if feasible, else the zero pose clipped to limits.
+        # Anchor: the previous values if feasible, else (whole joints only) the zero pose
+        # clipped to the limits; a partly active joint with no feasible anchor is left.
         for j in range(3):
             q[dofs[j]] = q_prev[dofs[j]]
         if not feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+            if not whole:
+                for j in range(3):
+                    q[dofs[j]] = orig[j]
+                continue
             for j in range(3):
                 k = dofs[j]
                 q[k] = min(max(0.0, lo[k]), hi[k])

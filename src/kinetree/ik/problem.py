@@ -129,29 +129,38 @@ def check_options(options: Mapping[str, Any]) -> str:
 
 
 def reach_bound(
-    model: Model, node: int, active: np.ndarray, point: np.ndarray
+    model: Model, node: int, active: np.ndarray, point: np.ndarray, limits: bool = True
 ) -> tuple[int, float]:
-    """``(pivot, reach)``: the first node on ``node``'s path moved by an active DoF, and an
-    upper bound of the distance from it to the target point over all configurations
-    (link lengths summed, prismatic travel added). ``(-1, 0)`` when nothing active moves it."""
+    """``(pivot, reach)``: a node whose origin no active joint moves (the first node on
+    ``node``'s path that an active DoF moves if it is revolute, else its parent) and an
+    upper bound [m] of the distance from
+    it to the target point over all configurations: link lengths summed, prismatic travel
+    added (unbounded without ``limits``). ``(-1, 0)`` when nothing active moves the frame,
+    ``(-1, inf)`` when the bound is infinite."""
     path = model.ancestors(node)
-    pivot = -1
-    for k in path:
+    first = -1
+    for s_, k in enumerate(path):
         qi = model.q_index[k]
         if model.joint_type[k] != 0 and qi >= 0 and active[qi]:
-            pivot = int(k)
+            first = s_
             break
-    if pivot < 0:
+    if first < 0:
         return -1, 0.0
+    # A revolute joint does not move its own origin: that is the pivot. A prismatic one
+    # does, so the pivot is its parent and its origin offset joins the sum.
+    start = first if model.joint_type[path[first]] == 1 else first - 1
     reach = float(np.linalg.norm(point))
-    start = int(np.nonzero(path == pivot)[0][0])
     for k in path[start + 1 :]:
         reach += float(np.linalg.norm(model.origin[k][:3, 3]))
-    for k in path[start:]:
+    for k in path[first:]:
         if model.joint_type[k] == 2:
+            if not limits:
+                return -1, float("inf")
             lim = np.abs(model.limits[model.q_index[k]]) * abs(model.q_scale[k])
             reach += float(np.max(lim)) + abs(float(model.q_offset[k]))
-    return pivot, reach
+    if not np.isfinite(reach):
+        return -1, float("inf")
+    return int(path[start]), reach
 
 
 def template(
@@ -180,18 +189,21 @@ def template(
     if act_idx.size == 0:
         raise InvalidValueError("no active joints: `active` selects none")
 
+    limits_on = bool(options.get("respect_limits", True))
     pivots = np.full(T, -1, dtype=np.int64)
     reach = np.zeros(T)
     for t, name in enumerate(frames):
-        pv, rc = reach_bound(model, int(tgt_i[t, 0]), active, points[t])
-        if pv < 0:
+        pv, rc = reach_bound(model, int(tgt_i[t, 0]), active, points[t], limits_on)
+        if pv < 0 and rc == 0.0:
             shown = ", ".join(model.joint_names[i] for i in act_idx[:12])
             raise InvalidValueError(
                 f"target on frame {name!r} cannot be moved by the active joints ({shown}"
                 f"{', ...' if act_idx.size > 12 else ''}); frame {name!r} is moved by: "
                 f"{', '.join(model.chain(name)) or 'nothing'}"
             )
-        if kinds[t] != KIND_DIRECTION and np.any(weights[t, :3] > 0):
+        # The check is on the full 3-D distance: only for targets with all three position
+        # components weighted (a masked target may be reachable in its free axes).
+        if kinds[t] != KIND_DIRECTION and np.all(weights[t, :3] > 0) and pv >= 0:
             pivots[t] = pv
             reach[t] = rc
 
@@ -216,16 +228,16 @@ def template(
     rest_opt = options.get("rest")
     rest_gain = 0.0
     rest = model.q_neutral
+    gain = check_positive(options.get("rest_gain", 0.1), "rest_gain")
     if rest_opt is not None:
         if not (isinstance(rest_opt, str) and rest_opt == "neutral"):
             rest = as_array(rest_opt, "rest", (dof,))
             if rest.shape != (dof,):
                 raise InvalidValueError(f"rest must have shape ({dof},), got {rest.shape}")
-        rest_gain = check_positive(options.get("rest_gain", 0.1), "rest_gain")
+        rest_gain = gain
 
     record = bool(options.get("record", False))
     slo, shi = model.sampling_bounds()
-    limits_on = bool(options.get("respect_limits", True))
     st_i, st_f = (
         model.swing_twist_layout(active) if limits_on else (np.zeros(1, np.int64), np.zeros(0))
     )
@@ -318,10 +330,10 @@ def _freeze(value: Any) -> Any:
         return ("ndarray", value.shape, value.dtype.str, value.tobytes())
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
-    if isinstance(value, np.random.Generator):
-        raise TypeError("a Generator draws a new seed each call")
+    if isinstance(value, (np.random.Generator, np.random.BitGenerator, np.random.RandomState)):
+        raise TypeError("a random generator draws a new seed each call")
     hash(value)
-    return value
+    return (type(value), value)  # 1, 1.0 and True must not share a validated template
 
 
 def cached_template(
