@@ -76,9 +76,6 @@ class Problem:
     q0: np.ndarray
     batch: tuple[int, ...]
 
-    def __getattr__(self, name: str) -> Any:  # template fields read through
-        return getattr(self.template, name)
-
 
 def _tolerances(tol: Any) -> tuple[float, float]:
     if isinstance(tol, (tuple, list, np.ndarray)):
@@ -346,6 +343,12 @@ def cached_template(
     """:func:`template` for the targets' first row ``first`` (T, 24), memoised per model
     for hashable options: repeated solves of the same kind of problem (every frame of
     an animation) pay for the layout once."""
+
+    def build() -> Template:
+        points = first[:, 18:21] * (np.array(kinds)[:, None] == 0)
+        weights = np.ascontiguousarray(first[:, 12:18])
+        return template(model, frames, kinds, weights, points, options)
+
     try:
         key = (
             frames, kinds, first[:, 12:21].tobytes(),
@@ -354,24 +357,13 @@ def cached_template(
         cache: dict[Any, Template] = model.__dict__.setdefault("_ik_templates", {})
         tpl = cache.get(key)
     except TypeError:
-        return _template_from_rows(model, frames, kinds, first, options)
+        return build()
     if tpl is None:
-        tpl = _template_from_rows(model, frames, kinds, first, options)
+        tpl = build()
         if len(cache) >= 128:
             cache.clear()
         cache[key] = tpl
     return tpl
-
-
-def _template_from_rows(
-    model: Model,
-    frames: tuple[str, ...],
-    kinds: tuple[int, ...],
-    first: np.ndarray,
-    options: Mapping[str, Any],
-) -> Template:
-    points = first[:, 18:21] * (np.array(kinds)[:, None] == 0)
-    return template(model, frames, kinds, np.ascontiguousarray(first[:, 12:18]), points, options)
 
 
 def build_problem(model: Model, target: Any, frame: str | None = None, **options: Any) -> Problem:

@@ -149,7 +149,7 @@ def _encode_plain(target: Any) -> np.ndarray | None:
     return None
 
 
-def encode(target: Any, batch_ok: bool = True) -> tuple[np.ndarray, int, tuple[int, ...]]:
+def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """``(tf, kind, batch_shape)``: the target as ``(..., 24)`` floats for the kernels.
 
     Layout: ``[0:3]`` position or direction, ``[3:12]`` rotation (row-major),
