@@ -259,7 +259,7 @@ def test_urdf_missing_link(missing_end: str) -> None:
         [("j1", "revolute", "a", "b"), joint],
     )
     with pytest.raises(
-        ModelStructureError, match="joint 'j2' refers to link 'ghost', which is not defined"
+        ModelStructureError, match=f"{missing_end} link 'ghost' of joint 'j2' not found; links are"
     ):
         load_urdf(text)
 

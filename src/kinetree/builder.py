@@ -12,13 +12,14 @@ Every loader (URDF, DH, BVH) goes through this builder, so the structural checks
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validate import as_array
+from ._validate import as_array, check_rigid
 from .errors import InvalidValueError, ModelStructureError, UnsupportedError, unknown_name
 from .model import Model
 
@@ -50,17 +51,41 @@ class _Joint:
     group: str | None
 
 
-def _axis(axis: ArrayLike | str) -> np.ndarray:
+def _name(value: object, what: str) -> str:
+    """``value`` if it is a non-empty string, else an InvalidValueError naming ``what``."""
+    if not isinstance(value, str) or not value:
+        raise InvalidValueError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _number(value: object, what: str) -> float:
+    """``value`` as a finite float, else an InvalidValueError naming ``what``."""
+    if isinstance(value, (str, bytes)):
+        v = math.nan
+    else:
+        try:
+            v = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            v = math.nan
+    if not math.isfinite(v):
+        raise InvalidValueError(f"{what} must be a finite number, got {value!r}")
+    return v
+
+
+def _axis(axis: ArrayLike | str, owner: str, label: str = "axis") -> np.ndarray:
+    """A unit axis from a name ("x", "-y", ...) or a non-zero finite 3-vector."""
     if isinstance(axis, str):
         if axis not in _AXES:
-            raise InvalidValueError(f"axis {axis!r} is not one of {', '.join(_AXES)} or a 3-vector")
+            raise InvalidValueError(
+                f"{owner}: {label} {axis!r} is not one of {', '.join(_AXES)} or a 3-vector"
+            )
         return np.array(_AXES[axis])
-    a = as_array(axis, "axis", (3,))
+    a = as_array(axis, f"{owner}: {label}", (3,))
     if a.ndim != 1:
-        raise InvalidValueError(f"axis must be a single 3-vector, got shape {a.shape}")
+        raise InvalidValueError(f"{owner}: {label} must be a single 3-vector, got shape {a.shape}")
     n = float(np.linalg.norm(a))
     if n < 1e-12:
-        raise InvalidValueError("joint axis must be non-zero")
+        raise InvalidValueError(f"{owner}: {label} must be non-zero, got {a.tolist()}")
     a = a / n
     # Snap to an exact unit axis where it is one up to round-off (the other components
     # below 1e-12): exact FK on aligned axes without dropping real tilts.
@@ -72,25 +97,71 @@ def _axis(axis: ArrayLike | str) -> np.ndarray:
     return a
 
 
-def _origin(origin: ArrayLike | None) -> np.ndarray:
+def _origin(origin: ArrayLike | None, what: str) -> np.ndarray:
+    """A 4x4 rigid transform (identity for None); errors name ``what``."""
     if origin is None:
         return np.eye(4)
-    T = as_array(origin, "origin", (4, 4))
+    T = as_array(origin, what, (4, 4))
     if T.ndim != 2:
-        raise InvalidValueError(f"origin must be one 4x4 transform, got shape {T.shape}")
-    from ._validate import check_rigid
-
-    check_rigid(T, "origin", tol=1e-9)
+        raise InvalidValueError(f"{what} must be one 4x4 transform, got shape {T.shape}")
+    check_rigid(T, what, tol=1e-9)
     return T.copy()
+
+
+def _mimic(name: str, type: str, mimic: object) -> tuple[str, float, float] | None:
+    """``(source_joint, multiplier, offset)`` checked: a joint name and two finite numbers."""
+    if mimic is None:
+        return None
+    if type == "fixed":
+        raise InvalidValueError(
+            f"joint {name!r}: a fixed joint cannot mimic another joint (it has no motion); "
+            "mimic needs a revolute, continuous or prismatic joint"
+        )
+    want = "(source_joint, multiplier, offset)"
+    if isinstance(mimic, (str, bytes)) or not isinstance(mimic, Sequence) or len(mimic) != 3:
+        raise InvalidValueError(f"joint {name!r}: mimic must be {want}, got {mimic!r}")
+    src = mimic[0]
+    if not isinstance(src, str) or not src:
+        raise InvalidValueError(
+            f"joint {name!r}: mimic must be {want}; the source joint must be a name, got {src!r}"
+        )
+    mul = _number(mimic[1], f"joint {name!r}: mimic {want}: multiplier")
+    off = _number(mimic[2], f"joint {name!r}: mimic {want}: offset")
+    return (src, mul, off)
+
+
+def _limits(name: str, type: str, limits: object) -> tuple[float, float]:
+    """``(lo, hi)`` [rad or m]; None (or a continuous joint) means no limit: (-inf, inf)."""
+    if type == "continuous" or limits is None:
+        return (-np.inf, np.inf)
+    bad = InvalidValueError(f"joint {name!r}: limits must be (lo, hi) or None, got {limits!r}")
+    if isinstance(limits, (str, bytes)):
+        raise bad
+    try:
+        if len(limits) != 2:  # type: ignore[arg-type]
+            raise bad
+        lo, hi = (float(limits[0]), float(limits[1]))  # type: ignore[index]
+    except (TypeError, ValueError, IndexError):
+        raise bad from None
+    if math.isnan(lo) or math.isnan(hi):
+        raise InvalidValueError(f"joint {name!r}: limits contain NaN: {limits!r}")
+    if lo > hi:
+        raise InvalidValueError(f"joint {name!r}: limits must satisfy lo <= hi, got {limits!r}")
+    if lo == math.inf or hi == -math.inf:
+        raise InvalidValueError(
+            f"joint {name!r}: limits {limits!r} leave no value to take; "
+            "use -inf and inf for no limit"
+        )
+    return (lo, hi)
 
 
 class ModelBuilder:
     """Collects links, joints and frames; :meth:`build` checks the tree and makes a Model."""
 
     def __init__(self, name: str, root: str = "base", root_origin: ArrayLike | None = None):
-        self.name = name
-        self.root = root
-        self.root_origin = _origin(root_origin)
+        self.name = _name(name, "model name")
+        self.root = _name(root, "root link name")
+        self.root_origin = _origin(root_origin, "root_origin")
         self._joints: list[_Joint] = []
         self._end_effectors: list[str] | None = None
         self._presets: dict[str, tuple[str, ...]] = {}
@@ -117,21 +188,34 @@ class ModelBuilder:
         ``type``: revolute, continuous, prismatic or fixed. ``axis`` in the child
         frame (a 3-vector or "x", "-y", ...). ``origin``: 4x4 pose of the child
         frame in the parent frame at q = 0. ``limits``: (lo, hi) in rad or m;
-        None means unlimited. ``mimic``: (source_joint, multiplier, offset) makes
-        this joint follow another instead of having a DoF of its own.
+        None means unlimited, and so does an infinite bound. ``mimic``:
+        (source_joint, multiplier, offset) makes this joint follow another instead
+        of having a DoF of its own (not on a fixed joint).
+
+        Raises :class:`~kinetree.errors.InvalidValueError` for a name that is not a
+        non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, NaN
+        limits or ``lo > hi``; :class:`~kinetree.errors.UnsupportedError` for an
+        unknown ``type``. Every message names the joint.
         """
-        if type not in _TYPES:
+        name = _name(name, "add_joint: joint name")
+        parent = _name(parent, f"joint {name!r}: parent link name")
+        child = _name(child, f"joint {name!r}: child link name")
+        if not isinstance(type, str) or type not in _TYPES:
             raise UnsupportedError(
                 f"joint {name!r}: joint type {type!r} is not supported; "
                 f"supported types are: {', '.join(_TYPES)}"
             )
-        lim = self._limits(name, type, limits)
-        is_dof = type != "fixed" and mimic is None
+        owner = f"joint {name!r}"
+        ax = _axis(axis, owner)
+        T = _origin(origin, f"{owner}: origin")
+        lim = _limits(name, type, limits)
+        mim = _mimic(name, type, mimic)
+        is_dof = type != "fixed" and mim is None
         self._joints.append(
             _Joint(
                 name=name, parent=parent, child=child, type=type,
-                axis=_axis(axis) if type != "fixed" else np.array([0.0, 0.0, 1.0]),
-                origin=_origin(origin), limits=lim, mimic=mimic,
+                axis=ax if type != "fixed" else np.array([0.0, 0.0, 1.0]),
+                origin=T, limits=lim, mimic=mim,
                 dof_name=name if is_dof else None, hidden_child=False, group=None,
             )
         )  # fmt: skip
@@ -163,37 +247,73 @@ class ModelBuilder:
         ``f"{name}_{axis}"`` ("shoulder_x") for named axes, ``f"{name}_{k}"``
         otherwise, all grouped under ``name``.
         """
-        ax_list: list[ArrayLike | str] = list(axes)
+        name = _name(name, "add_ball_joint: joint name")
+        parent = _name(parent, f"ball joint {name!r}: parent link name")
+        child = _name(child, f"ball joint {name!r}: child link name")
+        owner = f"ball joint {name!r}"
+        if isinstance(axes, str):
+            ax_list: list[ArrayLike | str] = list(axes)
+        elif isinstance(axes, Iterable) and not isinstance(axes, bytes):
+            ax_list = list(axes)
+        else:
+            raise InvalidValueError(
+                f"{owner}: axes must be a string of axis names such as 'zxy' or a list of "
+                f"axes, got {axes!r}"
+            )
         if not ax_list:
             raise InvalidValueError(f"ball joint {name!r} needs at least one axis")
+        if limits is not None and (
+            isinstance(limits, (str, bytes)) or not isinstance(limits, Sequence)
+        ):
+            raise InvalidValueError(
+                f"{owner}: limits must be a list with one (lo, hi) or None per axis, got {limits!r}"
+            )
         if limits is not None and len(limits) != len(ax_list):
             raise InvalidValueError(
                 f"ball joint {name!r}: {len(ax_list)} axes but {len(limits)} limit pairs"
             )
+        swing_twist = None
         if swing is not None or twist is not None:
             if len(ax_list) != 3:
                 raise InvalidValueError(
                     f"ball joint {name!r}: swing/twist limits need three axes, got {len(ax_list)}"
                 )
-            sw = np.pi if swing is None else float(swing)
-            tw = (-np.pi, np.pi) if twist is None else (float(twist[0]), float(twist[1]))
+            want = (
+                f"{owner}: need 0 <= swing <= pi and -pi <= twist min <= twist max <= pi "
+                "[rad], with swing a number and twist a (min, max) pair"
+            )
+            try:
+                sw = np.pi if swing is None else float(swing)
+                if twist is None:
+                    tw = (-np.pi, np.pi)
+                else:
+                    if isinstance(twist, (str, bytes)) or len(twist) != 2:
+                        raise TypeError
+                    tw = (float(twist[0]), float(twist[1]))
+            except (TypeError, ValueError):
+                raise InvalidValueError(f"{want}; got swing={swing!r}, twist={twist!r}") from None
             if not (0.0 <= sw <= np.pi) or not (-np.pi <= tw[0] <= tw[1] <= np.pi):
-                raise InvalidValueError(
-                    f"ball joint {name!r}: need 0 <= swing <= pi and -pi <= twist min <= "
-                    f"twist max <= pi, got swing={swing!r}, twist={twist!r}"
-                )
-            self._swing_twist[name] = (_axis(bone_axis), sw, tw[0], tw[1])
+                raise InvalidValueError(f"{want}; got swing={swing!r}, twist={twist!r}")
+            swing_twist = (_axis(bone_axis, owner, "bone_axis"), sw, tw[0], tw[1])
         labels = [a if isinstance(a, str) else str(k) for k, a in enumerate(ax_list)]
+        unit_axes = [_axis(ax, owner) for ax in ax_list]
+        T = _origin(origin, f"{owner}: origin")
+        dof_names = [f"{name}_{label}" for label in labels]
+        lims = [
+            _limits(dof, "revolute", None if limits is None else limits[k])
+            for k, dof in enumerate(dof_names)
+        ]
+        # Everything is checked: now change the builder.
+        if swing_twist is not None:
+            self._swing_twist[name] = swing_twist
         prev = parent
-        for k, (ax, label) in enumerate(zip(ax_list, labels)):
+        for k, (ax, label, dof_name) in enumerate(zip(unit_axes, labels, dof_names)):
             last = k == len(ax_list) - 1
             link = child if last else f"{child}#{label}"
-            dof_name = f"{name}_{label}"
-            lim = self._limits(dof_name, "revolute", None if limits is None else limits[k])
             self._joints.append(
                 _Joint(
-                    name=dof_name, parent=prev, child=link, type="revolute", axis=_axis(ax),
-                    origin=_origin(origin) if k == 0 else np.eye(4), limits=lim, mimic=None,
+                    name=dof_name, parent=prev, child=link, type="revolute", axis=ax,
+                    origin=T if k == 0 else np.eye(4), limits=lims[k], mimic=None,
                     dof_name=dof_name, hidden_child=not last, group=name,
                 )
             )  # fmt: skip
@@ -202,36 +322,51 @@ class ModelBuilder:
 
     def add_frame(self, name: str, parent: str, origin: ArrayLike | None = None) -> ModelBuilder:
         """A named frame fixed to ``parent`` (a tool point, a marker, an end site)."""
+        name = _name(name, "add_frame: frame name")
+        parent = _name(parent, f"frame {name!r}: parent link name")
         return self.add_joint(f"{name}_fixed", parent, name, type="fixed", origin=origin)
 
     def set_end_effectors(self, *frames: str) -> ModelBuilder:
-        """Default IK frames (otherwise: every leaf frame)."""
+        """Default IK frames (otherwise: every leaf frame), one name per argument."""
+        for f in frames:
+            if not isinstance(f, str):
+                raise InvalidValueError(
+                    f"end effector frames must be strings, one per argument "
+                    f"(set_end_effectors('hand', 'foot')), got {f!r}"
+                )
         self._end_effectors = list(frames)
         return self
 
-    def add_preset(self, name: str, joints: Sequence[str]) -> ModelBuilder:
-        """A named set of joints (or groups) for ``ik(..., active=name)``."""
-        self._presets[name] = tuple(joints)
+    def add_preset(self, name: str, joints: str | Sequence[str]) -> ModelBuilder:
+        """A named set of joints (or groups) for ``ik(..., active=name)``.
+
+        ``joints``: joint or group names; a single string is one name.
+        """
+        name = _name(name, "preset name")
+        if isinstance(joints, str):
+            names: tuple[object, ...] = (joints,)
+        elif isinstance(joints, Iterable) and not isinstance(joints, bytes):
+            names = tuple(joints)
+        else:
+            names = (joints,)
+        for n in names:
+            if not isinstance(n, str):
+                raise InvalidValueError(
+                    f"preset {name!r}: joints must be joint or group names (strings), "
+                    f"got {joints!r}"
+                )
+        self._presets[name] = names  # type: ignore[assignment]
         return self
 
     def set_neutral(self, values: Mapping[str, float]) -> ModelBuilder:
         """Neutral values [rad or m] by DoF name; others stay 0 (clipped into limits)."""
-        self._neutral.update(values)
-        return self
-
-    @staticmethod
-    def _limits(name: str, type: str, limits: tuple[float, float] | None) -> tuple[float, float]:
-        if type == "continuous" or limits is None:
-            return (-np.inf, np.inf)
-        try:
-            lo, hi = (float(limits[0]), float(limits[1]))
-        except (TypeError, ValueError, IndexError):
+        if not isinstance(values, Mapping):
             raise InvalidValueError(
-                f"joint {name!r}: limits must be (lo, hi), got {limits!r}"
-            ) from None
-        if np.isnan(lo) or np.isnan(hi) or lo > hi:
-            raise InvalidValueError(f"joint {name!r}: limits must satisfy lo <= hi, got {limits!r}")
-        return (lo, hi)
+                f"set_neutral needs a mapping {{DoF name: value}}, got {type(values).__name__}"
+            )
+        checked = {k: _number(v, f"neutral value of {k!r}") for k, v in values.items()}
+        self._neutral.update(checked)
+        return self
 
     # --- building ------------------------------------------------------------------------
 

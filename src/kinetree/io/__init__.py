@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
 from ..model import Model
+from ._files import as_path
 from .bvh import BVHClip as BVHClip
 from .bvh import read_bvh as read_bvh
 from .bvh import write_bvh as write_bvh
@@ -23,12 +23,21 @@ def load(name_or_path: str | os.PathLike[str]) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
     Files: ``.urdf`` (through yourdfpy) and ``.bvh`` (the clip's skeleton).
+
+    Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
+    neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
+    :class:`~kinetree.errors.UnknownNameError` for an unknown name and
+    :class:`~kinetree.errors.FileFormatError` for a missing or malformed file.
     """
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
         return models.get(name_or_path)
-    p = Path(name_or_path)
+    p = as_path(
+        name_or_path,
+        f"load needs a built-in model name ({', '.join(models.available())}) or the path "
+        "of a .urdf or .bvh file (str or os.PathLike)",
+    )
     suffix = p.suffix.lower()
     if suffix in _FORMATS:
         if not p.exists():

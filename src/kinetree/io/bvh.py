@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,6 +51,7 @@ from ..builder import ModelBuilder
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, ShapeError
 from ..model import Model
 from ..spatial import translation
+from ._files import as_path, write_text
 
 __all__ = ["CHANNEL_NAMES", "BVHClip", "BVHJoint", "dof_name", "read_bvh", "write_bvh"]
 
@@ -124,7 +127,12 @@ class BVHClip:
     up: str | None = None
 
     def __post_init__(self) -> None:
-        q = np.array(self.q, dtype=np.float64)
+        if not isinstance(self.model, Model):
+            raise InvalidValueError(
+                f"BVHClip: model must be a kinetree Model, got {type(self.model).__name__}"
+            )
+        object.__setattr__(self, "joints", _checked_joints(self.joints))
+        q = _numeric(self.q, "q", f"(n_frames, {self.model.dof})")
         if q.ndim != 2 or q.shape[1] != self.model.dof:
             raise ShapeError(f"q must have shape (n_frames, {self.model.dof}), got {q.shape}")
         if q.shape[0] < 1:
@@ -133,11 +141,15 @@ class BVHClip:
             raise InvalidValueError("q contains NaN or inf")
         q.setflags(write=False)
         object.__setattr__(self, "q", q)
-        ft = float(self.frame_time)
+        try:
+            ft = float(self.frame_time)
+        except (TypeError, ValueError):
+            ft = math.nan
         if not (math.isfinite(ft) and ft > 0.0):
-            raise InvalidValueError(f"frame_time must be a positive number of seconds, got {ft}")
+            raise InvalidValueError(
+                f"frame_time must be a positive number of seconds, got {self.frame_time!r}"
+            )
         object.__setattr__(self, "frame_time", ft)
-        object.__setattr__(self, "joints", tuple(self.joints))
         self._columns  # noqa: B018 - checks that every channel is a DoF of the model
 
     # --- sizes and names ---------------------------------------------------------------
@@ -156,6 +168,16 @@ class BVHClip:
     def duration(self) -> float:
         """Length of the clip in seconds, ``n_frames * frame_time``."""
         return self.n_frames * self.frame_time
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints (ROOT and JOINT entries), End Sites not counted."""
+        return sum(not j.end_site for j in self.joints)
+
+    @property
+    def n_end_sites(self) -> int:
+        """Number of End Sites; ``n_joints + n_end_sites == len(joint_names)``."""
+        return sum(j.end_site for j in self.joints)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -217,7 +239,7 @@ class BVHClip:
 
     def with_q(self, q: ArrayLike) -> BVHClip:
         """The same skeleton and timing with other configurations ``(n_frames, dof)``."""
-        qa = np.asarray(q, dtype=np.float64)
+        qa = _numeric(q, "q", f"(n_frames, {self.model.dof})")
         if qa.ndim == 1:
             qa = qa[None, :]
         return dataclasses.replace(self, q=qa)
@@ -227,6 +249,12 @@ class BVHClip:
 
         With ``step > 1`` the frame time is multiplied by ``step``.
         """
+        for what, value in (("start", start), ("stop", stop), ("step", step)):
+            if value is not None and not _is_int(value):
+                raise InvalidValueError(
+                    f"slice: {what} must be an integer{' or None' * (what != 'step')}, "
+                    f"got {value!r}"
+                )
         if step < 1:
             raise InvalidValueError(f"step must be a positive integer, got {step}")
         q = self.q[start:stop:step]
@@ -247,11 +275,91 @@ class BVHClip:
         )
 
 
+def _is_int(value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    try:
+        operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+def _numeric(x: object, what: str, shape: str) -> np.ndarray:
+    """``x`` as a new float64 array; a non-numeric value raises naming ``what``."""
+    if x is None or isinstance(x, (str, bytes)):
+        raise InvalidValueError(f"{what} must be a numeric array {shape}, got {x!r}")
+    try:
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidValueError(
+            f"{what} must be a numeric array {shape}, got {type(x).__name__}: {exc}"
+        ) from None
+
+
+def _checked_joints(joints: object) -> tuple[BVHJoint, ...]:
+    """The hierarchy as a tuple, checked: file order, one root first, End Sites as leaves."""
+    if isinstance(joints, (str, bytes)) or not isinstance(joints, Iterable):
+        raise InvalidValueError(
+            f"joints must be a sequence of BVHJoint, got {type(joints).__name__}"
+        )
+    out = tuple(joints)
+    if not out:
+        raise InvalidValueError("joints must hold at least the root joint, got none")
+    for i, j in enumerate(out):
+        if not isinstance(j, BVHJoint):
+            raise InvalidValueError(
+                f"joints must be a sequence of BVHJoint; joints[{i}] is {type(j).__name__}"
+            )
+        where = f"joints[{i}] ({j.name!r})"
+        if not isinstance(j.name, str):
+            raise InvalidValueError(f"joints[{i}]: name must be a string, got {j.name!r}")
+        if not _is_int(j.parent):
+            raise InvalidValueError(f"{where}: parent must be an integer index, got {j.parent!r}")
+        if i == 0 and j.parent != -1:
+            raise InvalidValueError(f"{where}: the first joint is the root, its parent must be -1")
+        if i > 0 and j.parent == -1:
+            raise InvalidValueError(f"{where}: only joints[0] may be a root (parent -1)")
+        if i > 0 and not 0 <= j.parent < i:
+            raise InvalidValueError(
+                f"{where}: parent must index a joint before it (0..{i - 1}), got {j.parent!r}"
+            )
+        if i > 0 and out[j.parent].end_site:
+            raise InvalidValueError(
+                f"{where}: its parent joints[{j.parent}] is an End Site, which has no children"
+            )
+        off = j.offset
+        if (
+            isinstance(off, (str, bytes))
+            or not isinstance(off, Sequence)
+            or len(off) != 3
+            or not all(isinstance(v, (int, float, np.number)) and math.isfinite(v) for v in off)
+        ):
+            raise InvalidValueError(f"{where}: offset must be 3 finite numbers, got {off!r}")
+        chans = j.channels
+        if (
+            not isinstance(chans, tuple)
+            or any(c not in CHANNEL_NAMES for c in chans)
+            or len(set(chans)) != len(chans)
+        ):
+            raise InvalidValueError(
+                f"{where}: channels must be a tuple of distinct names from "
+                f"{', '.join(CHANNEL_NAMES)}, got {chans!r}"
+            )
+        if j.end_site and chans:
+            raise InvalidValueError(f"{where}: an End Site has no channels, got {chans!r}")
+    return out
+
+
 # --- reading ---------------------------------------------------------------------------
 
 
 class _Parser:
-    """Recursive descent over whitespace tokens, each with its 1-based line number."""
+    """Descent over whitespace tokens, each with its 1-based line number.
+
+    Nested joints are parsed with an explicit stack, not recursion, so a deep
+    hierarchy (thousands of levels) loads.
+    """
 
     def __init__(self, source: str, lines: list[str]):
         self.source = source
@@ -382,21 +490,35 @@ class _Parser:
         return tuple(out)
 
     def joint(self, name: str, parent: int, name_line: int) -> None:
-        open_line = self.expect("{", f"'{{' opening joint {name!r}")
-        offset = self.offset(f"joint {name!r}")
-        channels = self.channels(name)
-        me = self.add(BVHJoint(name, parent, offset, channels), name_line)
-        n_end = 0
-        while True:
+        """The joint ``name`` and everything nested in it, up to its closing brace.
+
+        Iterative (an explicit stack of open joints), so nesting depth is limited by
+        memory only, not by Python's recursion limit.
+        """
+        # One entry per open joint: [name, index in self.joints, line of '{', End Sites].
+        stack: list[list[Any]] = []
+
+        def open_joint(name: str, parent: int, name_line: int) -> None:
+            open_line = self.expect("{", f"'{{' opening joint {name!r}")
+            offset = self.offset(f"joint {name!r}")
+            channels = self.channels(name)
+            me = self.add(BVHJoint(name, parent, offset, channels), name_line)
+            stack.append([name, me, open_line, 0])
+
+        open_joint(name, parent, name_line)
+        while stack:
+            top = stack[-1]
+            name, me, open_line = top[0], top[1], top[2]
             tok, line = self.peek()
             if tok == "JOINT":
                 self.pos += 1
                 child, child_line = self.name("JOINT", line)
-                self.joint(child, me, child_line)
+                open_joint(child, me, child_line)
             elif tok == "End":
                 self.pos += 1
                 self.expect("Site", "'Site' after 'End'")
-                n_end += 1
+                top[3] += 1
+                n_end = top[3]
                 end_name = f"{name}_end" if n_end == 1 else f"{name}_end{n_end}"
                 self.expect("{", "'{' opening the End Site")
                 end_offset = self.offset(f"the End Site of {name!r}")
@@ -404,7 +526,7 @@ class _Parser:
                 self.add(BVHJoint(end_name, me, end_offset, (), True), line)
             elif tok == "}":
                 self.pos += 1
-                return
+                stack.pop()
             else:
                 found = "end of file" if tok is None else repr(tok)
                 raise self.error(
@@ -580,6 +702,9 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
     names, non-numeric values, ``Frames: 0``, a frame count that differs from the
     number of motion lines, or a motion line whose length differs from the
     number of channels. Nothing is returned unless the whole file is valid.
+    :class:`~kinetree.errors.InvalidValueError` for a ``path`` that is not a
+    ``str`` or ``os.PathLike`` (None, bytes). Hierarchies of any depth load (the
+    parser keeps its own stack).
     """
     try:
         scale_f = float(scale)
@@ -591,7 +716,7 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
         raise InvalidValueError(
             f"up must be None (keep the file's axes) or 'z' (Y-up file to Z-up), got {up!r}"
         )
-    p = Path(path)
+    p = as_path(path, "read_bvh needs the path of a .bvh file (str or os.PathLike)")
     source = str(p)
     lines = _read_lines(p)
     parser = _Parser(source, lines)
@@ -647,18 +772,38 @@ def write_bvh(path: str | os.PathLike[str], clip: BVHClip) -> None:
     unchanged. The base rotation of ``read_bvh(..., up="z")`` is not written (BVH
     has no place for it): the file has the source file's axes, and reading it
     with the same ``up=`` gives back the same joint positions.
+
+    The folder of ``path`` must exist (it is not created): a missing folder, or
+    any other failure to write, raises :class:`~kinetree.errors.FileFormatError`
+    naming it. A joint name that would not read back the same (empty, with
+    braces, line breaks, tabs or stray spaces) raises
+    :class:`~kinetree.errors.InvalidValueError` before anything is written.
     """
+    p = as_path(path, "write_bvh needs the path of the .bvh file to write (str or os.PathLike)")
     if not isinstance(clip, BVHClip):
         raise InvalidValueError(f"write_bvh needs a BVHClip, got {type(clip).__name__}")
+    for i, j in enumerate(clip.joints):
+        if not j.end_site and not _writable_name(j.name):
+            raise InvalidValueError(
+                f"cannot write joints[{i}] name {j.name!r} to a BVH file: a joint name must be "
+                "non-empty, without braces, line breaks, tabs, or leading, trailing or "
+                "repeated spaces (it would not read back the same)"
+            )
     kids: list[list[int]] = [[] for _ in clip.joints]
     roots: list[int] = []
     for i, j in enumerate(clip.joints):
         (roots if j.parent < 0 else kids[j.parent]).append(i)
     out = ["HIERARCHY"]
-
-    def emit(i: int, depth: int) -> None:
-        j = clip.joints[i]
+    # Depth first with an explicit stack (no recursion limit on deep skeletons):
+    # (joint index, depth) opens a joint, (-1, depth) closes one.
+    todo: list[tuple[int, int]] = [(r, 0) for r in reversed(roots)]
+    while todo:
+        i, depth = todo.pop()
         ind = "\t" * depth
+        if i < 0:
+            out.append(f"{ind}}}")
+            continue
+        j = clip.joints[i]
         if j.end_site:
             out.append(f"{ind}End Site")
         else:
@@ -667,12 +812,8 @@ def write_bvh(path: str | os.PathLike[str], clip: BVHClip) -> None:
         out.append(f"{ind}\tOFFSET {' '.join(_fmt(v) for v in j.offset)}")
         if not j.end_site:
             out.append(f"{ind}\tCHANNELS {len(j.channels)} {' '.join(j.channels)}".rstrip())
-        for c in kids[i]:
-            emit(c, depth + 1)
-        out.append(f"{ind}}}")
-
-    for r in roots:
-        emit(r, 0)
+        todo.append((-1, depth))
+        todo.extend((c, depth + 1) for c in reversed(kids[i]))
     ft = clip.frame_time_text
     if ft is None or not _parses_to(ft, clip.frame_time):
         ft = repr(clip.frame_time)
@@ -680,7 +821,12 @@ def write_bvh(path: str | os.PathLike[str], clip: BVHClip) -> None:
     vals = clip.channel_values()
     row = " ".join([_NUMBER_FORMAT] * vals.shape[1])
     out.extend(row % tuple(r) for r in vals.tolist())
-    Path(path).write_text("\n".join(out) + "\n", encoding="utf-8")
+    write_text(p, "\n".join(out) + "\n", "BVH")
+
+
+def _writable_name(name: str) -> bool:
+    """Whether ``JOINT name`` reads back as ``name`` (the parser joins a line's words)."""
+    return bool(name) and " ".join(name.split()) == name and not any(c in name for c in "{}")
 
 
 def _parses_to(text: str, value: float) -> bool:

@@ -9,12 +9,14 @@ Craig's table). A revolute joint adds ``q`` to ``theta``, a prismatic joint adds
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validate import as_array, check_rigid
 from ..builder import ModelBuilder
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
@@ -44,8 +46,36 @@ def _tx(a: float) -> np.ndarray:
     return translation([a, 0.0, 0.0])
 
 
+def _rows(rows: object) -> list[DHRow]:
+    """The table as a list of :class:`DHRow`; anything else raises naming ``rows``."""
+    want = (
+        "rows must be a list (or other iterable) of DHRow, "
+        "e.g. [DHRow(a=0.3, alpha=0.0, d=0.0, theta=0.0), ...]"
+    )
+    if isinstance(rows, DHRow):
+        raise InvalidValueError(f"{want}; got a single DHRow (wrap it in a list: [row])")
+    if isinstance(rows, (str, bytes, np.ndarray, Mapping)) or not isinstance(rows, Iterable):
+        raise InvalidValueError(f"{want}; got {type(rows).__name__}")
+    table = list(rows)
+    if not table:
+        raise InvalidValueError("a DH table needs at least one row")
+    for i, row in enumerate(table, start=1):
+        if not isinstance(row, DHRow):
+            raise InvalidValueError(f"{want}; row {i} is a {type(row).__name__}: {row!r}")
+    return table
+
+
+def _transform(T: ArrayLike, what: str) -> np.ndarray:
+    """A single 4x4 rigid transform named ``what`` in errors."""
+    M = as_array(T, what, (4, 4))
+    if M.ndim != 2:
+        raise InvalidValueError(f"{what} must be one 4x4 transform, got shape {M.shape}")
+    check_rigid(M, what, tol=1e-9)
+    return M
+
+
 def from_dh(
-    rows: Sequence[DHRow],
+    rows: Iterable[DHRow],
     convention: str = "standard",
     *,
     name: str = "dh_arm",
@@ -63,21 +93,48 @@ def from_dh(
     DH frame i; only the tool frame equals the full product ``A_1 ... A_n``.
 
     ``tool`` is a fixed transform after the last joint frame (a flange or TCP),
-    exposed as frame ``tool_name`` and the default end effector.
+    exposed as frame ``tool_name`` and the default end effector. ``base`` is the
+    pose of ``link0``. Both are 4x4 rigid transforms.
+
+    Raises :class:`~kinetree.errors.InvalidValueError` when ``rows`` is not an
+    iterable of :class:`DHRow` (a numpy array or a list of lists is not), for a row
+    value that is not a finite number, and for a ``base`` or ``tool`` that is not a
+    4x4 rigid transform (:class:`~kinetree.errors.ShapeError` for the wrong shape).
     """
-    if convention not in ("standard", "modified"):
+    if not isinstance(convention, str) or convention not in ("standard", "modified"):
         raise UnsupportedError(
             f"DH convention {convention!r} is not supported; use 'standard' or 'modified'"
         )
-    if not rows:
-        raise InvalidValueError("a DH table needs at least one row")
-    b = ModelBuilder(name, root="link0", root_origin=base)
+    table = _rows(rows)
+    for what, value in (("name", name), ("tool_name", tool_name)):
+        if not isinstance(value, str) or not value:
+            raise InvalidValueError(f"from_dh: {what} must be a non-empty string, got {value!r}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidValueError(
+            f"from_dh: metadata must be a dict or None, got {type(metadata).__name__}"
+        )
+    T_base = None if base is None else _transform(base, "base")
+    T_tool_extra = None if tool is None else _transform(tool, "tool")
+    b = ModelBuilder(name, root="link0", root_origin=T_base)
     carry = np.eye(4)  # fixed part of the previous row that belongs to this joint's origin
-    for i, row in enumerate(rows, start=1):
-        if row.type not in ("revolute", "prismatic"):
+    for i, row in enumerate(table, start=1):
+        if not isinstance(row.type, str) or row.type not in ("revolute", "prismatic"):
             raise UnsupportedError(
                 f"DH row {i}: joint type {row.type!r} is not supported; use revolute or prismatic"
             )
+        if row.name is not None and (not isinstance(row.name, str) or not row.name):
+            raise InvalidValueError(
+                f"DH row {i}: name must be a non-empty string or None, got {row.name!r}"
+            )
+        for field in ("a", "alpha", "d", "theta"):
+            value = getattr(row, field)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (Real, np.integer, np.floating)
+            ):
+                raise InvalidValueError(
+                    f"DH row {i}: {field} must be a number "
+                    f"({'m' if field in ('a', 'd') else 'rad'}), got {value!r}"
+                )
         vals = np.array([row.a, row.alpha, row.d, row.theta], dtype=float)
         if not np.all(np.isfinite(vals)):
             raise InvalidValueError(f"DH row {i} contains NaN or inf: {row}")
@@ -96,9 +153,9 @@ def from_dh(
             origin=carry @ pre, limits=row.limits,
         )  # fmt: skip
         carry = post
-    T_tool = carry if tool is None else carry @ np.asarray(tool, dtype=float)
-    b.add_frame(tool_name, f"link{len(rows)}", origin=T_tool)
+    T_tool = carry if T_tool_extra is None else carry @ T_tool_extra
+    b.add_frame(tool_name, f"link{len(table)}", origin=T_tool)
     b.set_end_effectors(tool_name)
     b.metadata["dh_convention"] = convention
-    b.metadata.update(metadata or {})
+    b.metadata.update(dict(metadata or {}))
     return b.build()
