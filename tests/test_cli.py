@@ -78,8 +78,18 @@ def test_models_table_is_aligned() -> None:
     lines = run("models").stdout.splitlines()
     col = lines[0].index("dof")
     assert lines[1][col - 2 : col] == "  "  # the rule breaks between columns
-    for ln in lines[2:]:
+    rows = [ln for ln in lines[2:] if not ln.startswith(" ")]  # descriptions are indented
+    assert len(rows) == len(models.available())
+    for ln in rows:
         assert ln[col - 1] == " " and ln[col].isdigit()
+
+
+def test_models_fits_80_columns() -> None:
+    lines = run("models").stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    # Each model's description is on the line below its row, indented.
+    i = next(k for k, ln in enumerate(lines) if ln.split()[:1] == ["panda"])
+    assert lines[i + 1].startswith("    Franka Emika Panda")
 
 
 # --- info ----------------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ def test_bvh_info_and_fk() -> None:
     res = runner.invoke(app, ["bvh", "info", str(path)])
     assert res.exit_code == 0, res.output
     assert "4 frames" in res.output and "LeftLeg_end" in res.output
+    # End Sites are not joints: counted apart.
+    assert "4 joints, 2 end sites, 15 channels" in res.output
     res = runner.invoke(app, ["bvh", "fk", str(path), "-n", "2"])
     assert res.exit_code == 0, res.output
     clip = kinetree.read_bvh(path)
@@ -76,7 +78,8 @@ def test_bvh_info_and_fk() -> None:
     row = next(line for line in res.output.splitlines() if line.strip().startswith("Hips"))
     np.testing.assert_allclose([float(v) for v in row.split()[1:]], hips, atol=1e-4)
     res = runner.invoke(app, ["bvh", "fk", str(path), "-n", "9"])
-    assert res.exit_code == 2 and "--frame" in res.output
+    # The motion frame is --index/-n; --frame is a frame (joint) name, as everywhere.
+    assert res.exit_code == 2 and "--index" in res.output
 
 
 def test_bvh_retarget_moves_the_joint(tmp_path: Path) -> None:

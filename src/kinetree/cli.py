@@ -3,63 +3,118 @@
 Thin by design: each command loads a model through :func:`kinetree.load` and
 calls the public API; the only logic here is parsing and printing. Every
 :class:`~kinetree.errors.KinetreeError` is caught at this edge (the
-:func:`cli_errors` decorator) and printed as ``error: <message>`` with exit
-code 2, the same code the argument parser uses for usage errors.
+:func:`cli_errors` decorator) and printed as ``error: <message>`` on stderr.
 
-Adding a command (ik, animate, bvh, ...)::
+Exit codes (also in every ``--help`` and the README):
 
-    @app.command("ik")
+====  ==========================================================================
+code  meaning
+====  ==========================================================================
+0     success
+1     the solve failed: ``ik`` did not reach the target within ``--tol``;
+      ``bvh retarget`` missed the target on at least one frame (the file is
+      still written, the frames that missed are listed)
+2     bad input or usage: unknown option, command, model, frame, method or file;
+      wrong number of values; a number that does not parse; a pose that is not
+      rigid (within 1e-4)
+====  ==========================================================================
+
+Conventions shared by every command:
+
+- ``--frame/-f`` is always a frame *name* (``bvh fk`` picks a motion frame with
+  ``--index/-n``); ``--active/-a`` is repeatable (a preset, a group or a joint).
+- A BVH argument (and a model argument) also takes the name of a file shipped
+  with kinetree (:mod:`kinetree.data`): ``kinetree bvh info cmu_walk``.
+- Joint values print with full precision (``repr``: they read back exactly);
+  ``--json`` prints machine-readable output in SI units (rad, m) whatever
+  ``--deg`` says.
+- Negative numbers are values, not options: ``kinetree fk panda 0 -45 ...``;
+  an unknown option (``--degs``) is reported as such, with suggestions.
+- Pose input (``ik --pose``) is projected onto the nearest rigid transform
+  (:func:`kinetree.spatial.orthonormalize`), so a pose printed by ``fk`` with 6
+  decimals is accepted; one off by more than 1e-4 is refused (exit 2).
+- An output file's missing parent folders are created, and a line says so.
+
+Adding a command::
+
+    @app.command("name", epilog=EPILOG)
     @cli_errors
-    def ik_cmd(model: ModelArg, ...) -> None:
-        m = load(model)
+    def name_cmd(model: ModelArg, ...) -> None:
+        m = _load(model)
         ...
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Annotated, ParamSpec, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import numpy as np
 import typer
+from typer.core import TyperCommand
 
 from . import __version__
+from . import data as _data
 from . import models as _models
-from .errors import KinetreeError, ShapeError
+from .errors import (
+    InvalidValueError,
+    KinetreeError,
+    NotRigidError,
+    ShapeError,
+    UnknownNameError,
+)
+from .ik import METHODS
 from .io import load
 from .model import Model
-from .spatial import matrix_to_rpy
+from .spatial import matrix_to_rpy, orthonormalize
 
-__all__ = ["app", "cli_errors", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "app", "cli_errors", "main"]
 
-app = typer.Typer(
-    name="kinetree",
-    help="Forward and inverse kinematics for robot arms and animated characters.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
+EXIT_OK = 0  # success
+EXIT_FAILED = 1  # ik did not converge; bvh retarget missed the target on some frame
+EXIT_USAGE = 2  # bad input: a KinetreeError, or a usage error from the parser
+
+# "\b" keeps click from re-wrapping the paragraph that follows it.
+EPILOG = (
+    "\b\nExit codes: 0 ok; 1 solve failed (ik not converged, or bvh retarget"
+    "\nmissed a frame); 2 bad input or usage."
 )
 
-EXIT_USAGE = 2  # bad input: a KinetreeError, or a usage error from the parser
+#: Widest line any command prints in its tables.
+WIDTH = 80
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
+app = typer.Typer(
+    name="kinetree",
+    help="Forward and inverse kinematics for robot arms and animated characters.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    # Plain click help: "[m]" stays "[m]" (rich markup ate it) and no boxes.
+    rich_markup_mode=None,
+)
+
 ModelArg = Annotated[
     str,
     typer.Argument(
-        metavar="NAME|FILE",
-        help="A built-in model (see `kinetree models`) or a .urdf/.bvh file.",
+        metavar="MODEL",
+        help="A built-in model (see `kinetree models`), a .urdf/.bvh file, or a bundled "
+        f"file's name ({', '.join(_data.names())}).",
         show_default=False,
     ),
 ]
 
 
 def main() -> None:
-    """Entry point of the ``kinetree`` console script."""
-    app()
+    """Entry point of the ``kinetree`` console script (and ``python -m kinetree``)."""
+    app(prog_name="kinetree")
 
 
 def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
@@ -76,6 +131,50 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+class NumbersCommand(TyperCommand):
+    """A command whose positional arguments may be negative numbers (``fk panda 0 -45``).
+
+    Click reads any token starting with ``-`` as an option. Instead of ignoring
+    unknown options (which turned a typo such as ``--degs`` into "invalid value
+    for Q"), the arguments are reordered before parsing: options with their
+    values first, then ``--``, then the positional arguments, where a token that
+    looks like a negative number and is not an option's value counts as
+    positional. A real unknown option still reaches click, which says
+    "No such option: --degs" and suggests ``--deg``.
+    """
+
+    _NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        consumes: dict[str, int] = {}
+        for param in self.get_params(ctx):
+            if getattr(param, "param_type_name", "") != "option":
+                continue
+            n = 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else 1
+            n *= max(1, int(getattr(param, "nargs", 1)))
+            for name in (*param.opts, *param.secondary_opts):
+                consumes[name] = n
+        options: list[str] = []
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                positional += args[i + 1 :]
+                break
+            if a in consumes:
+                n = consumes[a]
+                options += args[i : i + 1 + n]
+                i += 1 + n
+                continue
+            if a.startswith("-") and len(a) > 1 and not self._NEGATIVE.match(a):
+                options.append(a)  # an option with an attached value, or an unknown one
+            else:
+                positional.append(a)
+            i += 1
+        return super().parse_args(ctx, [*options, "--", *positional] if positional else options)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kinetree {__version__}")
@@ -90,6 +189,82 @@ def _root(
     ] = False,
 ) -> None:
     """Forward and inverse kinematics for robot arms and animated characters."""
+
+
+# --- input helpers -------------------------------------------------------------------------------
+
+
+def _bundled(arg: str) -> Path | None:
+    """The bundled file ``arg`` names, when ``arg`` is not an existing path."""
+    if Path(arg).exists():
+        return None
+    try:
+        return _data.path(arg)
+    except KinetreeError:
+        return None
+
+
+def _load(model: str) -> Model:
+    """A built-in model, a file, or a bundled file by name."""
+    if model in _models.available():
+        return load(model)
+    bundled = _bundled(model)
+    try:
+        return load(str(bundled) if bundled is not None else model)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{exc}; bundled files: {', '.join(_data.names())}") from None
+
+
+def _bvh_path(arg: str) -> str:
+    """``arg`` as a BVH path: an existing file, or a bundled file's name."""
+    bundled = _bundled(arg)
+    if bundled is not None:
+        return str(bundled)
+    if not Path(arg).exists():
+        raise InvalidValueError(
+            f"file {arg!r} does not exist; bundled clips are: {', '.join(_data.names())}"
+        )
+    return arg
+
+
+def _numbers(text: str, option: str) -> np.ndarray:
+    """Numbers separated by spaces, commas or brackets: ``"1, -2 3"`` or ``"[[1, 0], ...]"``."""
+    tokens = [t for t in re.split(r"[\s,;\[\]()]+", text) if t]
+    try:
+        return np.array([float(t) for t in tokens], dtype=float)
+    except ValueError:
+        bad = next(t for t in tokens if not _is_float(t))
+        raise InvalidValueError(f"{option}: {bad!r} is not a number") from None
+
+
+def _is_float(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _joint_values(m: Model, values: Sequence[float], deg: bool, what: str = "") -> np.ndarray:
+    """One value per DoF [rad, m]; revolute ones converted from degrees with ``deg``."""
+    q = np.array(values, dtype=float)
+    if q.shape != (m.dof,):
+        raise ShapeError(
+            f"{what}{m.name} takes {m.dof} joint values ({', '.join(m.joint_names)}); got {q.size}"
+        )
+    return np.where(_is_revolute(m), np.radians(q), q) if deg else q
+
+
+def _output(path: str) -> Path:
+    """``path`` with its missing parent folders created (and a line saying so)."""
+    out = Path(path)
+    parent = out.parent
+    if parent.exists() and not parent.is_dir():
+        raise InvalidValueError(f"cannot write {path!r}: {str(parent)!r} is a file, not a folder")
+    if not parent.exists():
+        parent.mkdir(parents=True)
+        typer.echo(f"created folder {parent}")
+    return out
 
 
 # --- formatting helpers --------------------------------------------------------------------------
@@ -116,6 +291,19 @@ def _fmt(x: float, digits: int = 6) -> str:
     return s[1:] if s.startswith("-") and float(s) == 0.0 else s
 
 
+def _full(x: float) -> str:
+    """Every digit: the shortest text that reads back as exactly ``x``."""
+    return repr(float(x))
+
+
+def _json(obj: object) -> None:
+    typer.echo(json.dumps(obj, allow_nan=False))
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
 def _axis_label(a: np.ndarray) -> str:
     for k, name in enumerate("xyz"):
         for sign, s in ((1.0, "+"), (-1.0, "-")):
@@ -124,14 +312,14 @@ def _axis_label(a: np.ndarray) -> str:
     return "(" + ", ".join(f"{v:.4g}" for v in a) + ")"
 
 
-def _description(name: str) -> str:
-    """First paragraph of a built-in model's factory docstring, on one line."""
+def _description(name: str, width: int = WIDTH) -> str:
+    """First paragraph of a built-in model's factory docstring, on one line of ``width``."""
     # kinetree.models has no public "describe" yet; the registry maps names to factories.
     factory = getattr(_models, "_REGISTRY", {}).get(name)
     doc = (getattr(factory, "__doc__", None) or "").strip()
     first = " ".join(doc.split("\n\n", 1)[0].split()).replace("``", "")
     first = re.sub(r":\w+:`~?([^`]*)`", r"\1", first)  # Sphinx roles -> their text
-    return first if len(first) <= 78 else first[:75].rstrip() + "..."
+    return first if len(first) <= width else first[: width - 3].rstrip() + "..."
 
 
 def _dof_nodes(model: Model) -> list[int]:
@@ -165,80 +353,149 @@ def _visible_parent(model: Model, k: int) -> str:
     return model.node_names[p] if p >= 0 else "-"
 
 
+# --- shared options ------------------------------------------------------------------------------
+
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Machine-readable output (JSON, SI units: rad and m).")
+]
+FrameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--frame", "-f", metavar="NAME", help="Frame to move (default: first end effector)."
+    ),
+]
+ActiveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--active",
+        "-a",
+        metavar="NAME",
+        help="Joints that may move: a preset, a group or a joint; repeat for several "
+        "(default: all).",
+    ),
+]
+
+
+MethodOpt = Annotated[
+    str,
+    typer.Option(
+        "--method", "-m", metavar="METHOD", help=f"IK method, one of: {', '.join(METHODS)}."
+    ),
+]
+TargetOpt = Annotated[
+    tuple[float, float, float] | None,
+    typer.Option(
+        "--target", "-t", metavar="X Y Z", help="Target position (m).", show_default=False
+    ),
+]
+
+
 # --- commands ------------------------------------------------------------------------------------
 
 
-@app.command("models")
+@app.command("models", epilog=EPILOG)
 @cli_errors
-def models_cmd() -> None:
-    """List the built-in models."""
-    rows = []
-    for name in _models.available():
-        m = _models.get(name)
-        rows.append([name, m.dof, ", ".join(m.end_effectors), _description(name)])
-    typer.echo(table(["name", "dof", "end effectors", "description"], rows, indent=""))
-
-
-@app.command("info")
-@cli_errors
-def info_cmd(model: ModelArg) -> None:
-    """Joints (type, axis, limits), frames, end effectors and presets of a model."""
-    m = load(model)
-    source = m.metadata.get("source", "built-in" if model in _models.available() else model)
-    typer.echo(f"model: {m.name}")
-    typer.echo(f"source: {source}")
-    typer.echo(f"dof: {m.dof}   frames: {len(m.frame_names)}   units: {m.units}")
-
-    nodes = _dof_nodes(m)
-    group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
-    rows = []
-    for i, name in enumerate(m.joint_names):
-        k = nodes[i]
-        revolute = k >= 0 and m.joint_type[k] == 1
-        kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
-        lo, hi = m.limits[i]
-        rows.append(
+def models_cmd(as_json: JsonOpt = False) -> None:
+    """List the built-in models (each with a one-line description below it)."""
+    names = _models.available()
+    built = [_models.get(name) for name in names]
+    if as_json:
+        _json(
             [
-                i, name, group_of.get(name, ""), kind,
-                _axis_label(m.axis[k]) if k >= 0 else "?",
-                _limit_text(lo, revolute), _limit_text(hi, revolute),
+                {"name": n, "dof": m.dof, "end_effectors": list(m.end_effectors),
+                 "description": _description(n, width=10_000)}
+                for n, m in zip(names, built)
             ]
         )  # fmt: skip
-    typer.echo("\njoints:")
-    typer.echo(table(["#", "joint", "group", "type", "axis", "lower", "upper"], rows))
+        return
+    rows = [[n, m.dof, ", ".join(m.end_effectors)] for n, m in zip(names, built)]
+    lines = table(["name", "dof", "end effectors"], rows, indent="").splitlines()
+    out = lines[:2]
+    for name, line in zip(names, lines[2:]):
+        out += [line, "    " + _description(name, width=WIDTH - 4)]
+    typer.echo("\n".join(out))
 
+
+@app.command("info", epilog=EPILOG)
+@cli_errors
+def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
+    """Joints (type, axis, limits), frames, end effectors and presets of a model."""
+    m = _load(model)
+    source = m.metadata.get("source", "built-in" if model in _models.available() else model)
+    nodes = _dof_nodes(m)
+    group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
+    joints = []
+    for i, name in enumerate(m.joint_names):
+        k = nodes[i]
+        revolute = bool(k >= 0 and m.joint_type[k] == 1)
+        kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
+        lo, hi = m.limits[i]
+        axis = m.axis[k] if k >= 0 else None
+        joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
     owners = set(nodes)
     mimic = [
-        [m.node_joint[k], m.joint_names[m.q_index[k]], f"{m.q_scale[k]:g}", f"{m.q_offset[k]:g}"]
+        (m.node_joint[k], m.joint_names[m.q_index[k]], float(m.q_scale[k]), float(m.q_offset[k]))
         for k in range(m.n_nodes)
         if m.q_index[k] >= 0 and m.joint_type[k] != 0 and k not in owners
     ]
-    if mimic:
-        typer.echo("\nmimic joints (value = multiplier * source + offset):")
-        typer.echo(table(["joint", "source", "multiplier", "offset"], mimic))
-
-    frame_rows = [
-        [f, _visible_parent(m, k), m.node_joint[k] or "(root)", "*" if f in m.end_effectors else ""]
+    frames = [
+        (f, _visible_parent(m, k), m.node_joint[k] or "", f in m.end_effectors)
         for f in m.frame_names
         for k in [m.frame_index(f)]
     ]
+    presets = [(p, int(m.active_mask(p).sum()), list(js)) for p, js in m.presets.items()]
+
+    if as_json:
+        _json(
+            {
+                "model": m.name, "source": str(source), "dof": m.dof, "units": m.units,
+                "joints": [
+                    {"index": i, "name": n, "group": g or None, "type": t,
+                     "axis": None if a is None else a.tolist(),
+                     "lower": _finite_or_none(lo), "upper": _finite_or_none(hi)}
+                    for i, n, g, t, a, lo, hi in joints
+                ],
+                "mimic": [
+                    {"joint": j, "source": s, "multiplier": mul, "offset": off}
+                    for j, s, mul, off in mimic
+                ],
+                "frames": [
+                    {"name": f, "parent": None if p == "-" else p, "joint": j or None,
+                     "end_effector": ee}
+                    for f, p, j, ee in frames
+                ],
+                "end_effectors": list(m.end_effectors),
+                "presets": {p: {"dof": d, "joints": js} for p, d, js in presets},
+            }
+        )  # fmt: skip
+        return
+
+    typer.echo(f"model: {m.name}")
+    typer.echo(f"source: {source}")
+    typer.echo(f"dof: {m.dof}   frames: {len(m.frame_names)}   units: {m.units}")
+    rows = [
+        [i, n, g, t, "?" if a is None else _axis_label(a),
+         _limit_text(lo, t != "prismatic"), _limit_text(hi, t != "prismatic")]
+        for i, n, g, t, a, lo, hi in joints
+    ]  # fmt: skip
+    typer.echo("\njoints:")
+    typer.echo(table(["#", "joint", "group", "type", "axis", "lower", "upper"], rows))
+    if mimic:
+        typer.echo("\nmimic joints (value = multiplier * source + offset):")
+        mimic_rows = [[j, s, f"{mul:g}", f"{off:g}"] for j, s, mul, off in mimic]
+        typer.echo(table(["joint", "source", "multiplier", "offset"], mimic_rows))
+    frame_rows = [[f, p, j or "(root)", "*" if ee else ""] for f, p, j, ee in frames]
     typer.echo("\nframes:")
     typer.echo(table(["frame", "parent", "joint", "end effector"], frame_rows))
     typer.echo(f"\nend effectors: {', '.join(m.end_effectors) or '(none)'}")
-
-    if m.presets:
-        preset_rows = [
-            [p, int(m.active_mask(p).sum()), ", ".join(joints)] for p, joints in m.presets.items()
-        ]
+    if presets:
         typer.echo("\npresets:")
-        typer.echo(table(["preset", "dof", "joints"], preset_rows))
+        typer.echo(
+            table(["preset", "dof", "joints"], [(p, d, ", ".join(js)) for p, d, js in presets])
+        )
 
 
-@app.command(
-    "fk",
-    # Let "-0.5" through as a joint value instead of an unknown option.
-    context_settings={"ignore_unknown_options": True},
-)
+@app.command("fk", cls=NumbersCommand, epilog=EPILOG)
 @cli_errors
 def fk_cmd(
     model: ModelArg,
@@ -246,7 +503,8 @@ def fk_cmd(
         list[float] | None,
         typer.Argument(
             metavar="Q...",
-            help="One value per DoF, in joint order (see `kinetree info`): rad or m.",
+            help="One value per DoF, in joint order (see `kinetree info`): rad or m "
+            "(degrees with --deg). Negative values need no quoting.",
             show_default=False,
         ),
     ] = None,
@@ -255,44 +513,66 @@ def fk_cmd(
     ] = False,
     frame: Annotated[
         str | None,
-        typer.Option("--frame", "-f", help="Frame to report (default: first end effector)."),
+        typer.Option(
+            "--frame", "-f", metavar="NAME", help="Frame to report (default: first end effector)."
+        ),
     ] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Forward kinematics: the pose of a frame at the configuration Q."""
-    m = load(model)
-    values = np.array(q or [], dtype=float)
-    if values.shape[0] != m.dof:
-        raise ShapeError(
-            f"{m.name} takes {m.dof} joint values ({', '.join(m.joint_names)}); "
-            f"got {values.shape[0]}"
-        )
-    if deg:
-        values = np.where(_is_revolute(m), np.radians(values), values)
+    m = _load(model)
+    values = _joint_values(m, q or [], deg)
     name = frame if frame is not None else m.end_effectors[0]
     T = m.fk(values, name)
+    rpy = matrix_to_rpy(T[:3, :3])
+    outside = [j for j, v, (lo, hi) in zip(m.joint_names, values, m.limits) if not lo <= v <= hi]
+    if as_json:
+        _json(
+            {"model": m.name, "frame": name, "base": m.node_names[0], "q": values.tolist(),
+             "pose": T.tolist(), "position": T[:3, 3].tolist(), "rpy": rpy.tolist(),
+             "outside_limits": outside}
+        )  # fmt: skip
+        return
 
     typer.echo(f"{m.name}: frame {name!r} in {m.node_names[0]!r}")
-    typer.echo("q [rad, m]: " + "  ".join(_fmt(v, 6) for v in values))
-    outside = [j for j, v, (lo, hi) in zip(m.joint_names, values, m.limits) if not lo <= v <= hi]
+    typer.echo("q [rad, m]: " + "  ".join(_full(v) for v in values))
     if outside:
         typer.echo(f"note: outside the joint limits: {', '.join(outside)}")
     typer.echo("pose:")
     for row in T:
         typer.echo("  " + "  ".join(f"{_fmt(v, 6):>10}" for v in row))
-    rpy = matrix_to_rpy(T[:3, :3])
     typer.echo("position [m]:  " + "  ".join(_fmt(v, 6) for v in T[:3, 3]))
     typer.echo("rpy [rad]:     " + "  ".join(_fmt(v, 6) for v in rpy))
     typer.echo("rpy [deg]:     " + "  ".join(_fmt(v, 3) for v in np.degrees(rpy)))
 
 
-Vec3 = tuple[float, float, float]
-
-
-def _target(m: Model, target: Vec3, rpy: Vec3 | None, deg: bool) -> tuple[object, np.ndarray]:
-    """A Position (or a Pose when ``rpy`` is given) and the target point."""
+def _target(
+    target: tuple[float, float, float] | None,
+    rpy: tuple[float, float, float] | None,
+    pose: str | None,
+    deg: bool,
+) -> tuple[object, np.ndarray]:
+    """A Position, or a Pose (``--rpy`` or ``--pose``), and the target point."""
     from .ik import Pose, Position
     from .spatial import from_rotation_translation, rpy_to_matrix
 
+    if pose is not None:
+        if target is not None or rpy is not None:
+            raise InvalidValueError("give either --pose, or --target (with --rpy); not both")
+        v = _numbers(pose, "--pose")
+        if v.size not in (12, 16):
+            raise ShapeError(
+                "--pose takes the 4x4 matrix row by row: 16 numbers (or 12, the first "
+                f"three rows); got {v.size}"
+            )
+        T = np.vstack([v.reshape(-1, 4)[:3], [0.0, 0.0, 0.0, 1.0]]) if v.size == 12 else v
+        try:
+            T = orthonormalize(T.reshape(4, 4), tol=1e-4)
+        except NotRigidError as exc:
+            raise NotRigidError(f"--pose is not a rigid transform: {exc}") from None
+        return Pose(T), T[:3, 3]
+    if target is None:
+        raise InvalidValueError("give a target: --target X Y Z (and --rpy), or --pose")
     p = np.array(target, dtype=float)
     if rpy is None:
         return Position(p), p
@@ -300,142 +580,267 @@ def _target(m: Model, target: Vec3, rpy: Vec3 | None, deg: bool) -> tuple[object
     return Pose(from_rotation_translation(rpy_to_matrix(angles), p)), p
 
 
-TargetOpt = Annotated[
-    tuple[float, float, float],
-    typer.Option("--target", "-t", help="Target position x y z [m].", show_default=False),
-]
-RpyOpt = Annotated[
-    tuple[float, float, float] | None,
-    typer.Option("--rpy", help="Also a target orientation: roll pitch yaw [rad, --deg]."),
-]
-FrameOpt = Annotated[
-    str | None, typer.Option("--frame", "-f", help="Frame to move (default: first end effector).")
-]
-ActiveOpt = Annotated[
-    str | None,
-    typer.Option("--active", "-a", help="Joints that may move: a preset, a group or a joint."),
-]
-MethodOpt = Annotated[str, typer.Option("--method", "-m", help="IK method (see the docs).")]
-
-
-@app.command("ik", context_settings={"ignore_unknown_options": True})
+@app.command("ik", epilog=EPILOG)
 @cli_errors
 def ik_cmd(
     model: ModelArg,
-    target: TargetOpt,
-    rpy: RpyOpt = None,
+    target: TargetOpt = None,
+    rpy: Annotated[
+        tuple[float, float, float] | None,
+        typer.Option(
+            "--rpy",
+            metavar="ROLL PITCH YAW",
+            help="Also a target orientation (rad; degrees with --deg).",
+        ),
+    ] = None,
+    pose: Annotated[
+        str | None,
+        typer.Option(
+            "--pose",
+            metavar="'T00 T01 ... T33'",
+            help="Instead of --target/--rpy: the 4x4 target pose, row by row, 16 numbers "
+            "(or 12) separated by spaces or commas, e.g. the 'pose:' lines `kinetree fk` "
+            "prints (m). Projected onto the nearest rigid transform; refused when off by "
+            "more than 1e-4.",
+        ),
+    ] = None,
     frame: FrameOpt = None,
     active: ActiveOpt = None,
     method: MethodOpt = "auto",
-    tol: Annotated[float, typer.Option("--tol", help="Tolerance [m and rad].")] = 1e-6,
-    deg: Annotated[bool, typer.Option("--deg", help="Angles in and out in degrees.")] = False,
+    tol: Annotated[
+        float,
+        typer.Option("--tol", metavar="TOL", help="Tolerance (m for position, rad for rotation)."),
+    ] = 1e-6,
+    q0: Annotated[
+        str | None,
+        typer.Option(
+            "--q0",
+            metavar="'Q1 Q2 ...'",
+            help="Start configuration, one value per DoF separated by spaces or commas "
+            "(rad, m; degrees with --deg). Default: the neutral pose.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", min=0, metavar="N", help="Seed of the random restarts (reproducible runs)."
+        ),
+    ] = None,
+    deg: Annotated[
+        bool, typer.Option("--deg", help="Angles in and out in degrees (text output).")
+    ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Inverse kinematics: a configuration that brings FRAME to the target."""
-    m = load(model)
-    tgt, _ = _target(m, target, rpy, deg)
-    r = m.ik(tgt, frame, method=method, active=active, tol=tol, rest="neutral")
-    q = np.where(_is_revolute(m), np.degrees(r.q), r.q) if deg else r.q
-    typer.echo(f"{m.name}: {r.message}")
-    typer.echo(
-        f"success: {r.success}  position error: {r.position_error[0]:.3g} m  "
-        f"orientation error: {r.orientation_error[0]:.3g} rad  ({r.elapsed * 1e3:.2f} ms)"
-    )
-    unit = "deg, m" if deg else "rad, m"
-    typer.echo(table(["joint", f"q [{unit}]"], [(n, _fmt(v)) for n, v in zip(m.joint_names, q)]))
-    if not r.success:
-        raise typer.Exit(1)
+    """Inverse kinematics: a configuration that brings FRAME to the target.
+
+    Exits with 1 when the solve does not reach the target within --tol.
+    """
+    m = _load(model)
+    tgt, _ = _target(target, rpy, pose, deg)
+    options: dict[str, Any] = {"method": method, "active": active or None, "tol": tol}
+    if q0 is not None:
+        options["q0"] = _joint_values(m, _numbers(q0, "--q0").tolist(), deg, "--q0: ")
+    if seed is not None:
+        options["seed"] = seed
+    r = m.ik(tgt, frame, rest="neutral", **options)
+    success = bool(r.success)
+    if as_json:
+        _json(
+            {"model": m.name, "frame": frame or m.end_effectors[0], "success": success,
+             "message": str(r.message), "position_error": float(r.position_error[0]),
+             "orientation_error": float(r.orientation_error[0]),
+             "iterations": int(r.iterations), "restarts": int(r.restarts),
+             "elapsed": float(r.elapsed), "method": r.method,
+             "joint_names": list(m.joint_names), "q": np.asarray(r.q).tolist()}
+        )  # fmt: skip
+    else:
+        q = np.where(_is_revolute(m), np.degrees(r.q), r.q) if deg else r.q
+        typer.echo(f"{m.name}: {r.message}")
+        typer.echo(
+            f"success: {success}  position error: {r.position_error[0]:.3g} m  "
+            f"orientation error: {r.orientation_error[0]:.3g} rad  ({r.elapsed * 1e3:.2f} ms)"
+        )
+        unit = "deg, m" if deg else "rad, m"
+        rows = [(n, _full(v)) for n, v in zip(m.joint_names, q)]
+        typer.echo(table(["joint", f"q [{unit}]"], rows))
+    if not success:
+        raise typer.Exit(EXIT_FAILED)
 
 
-@app.command("animate", context_settings={"ignore_unknown_options": True})
+@app.command("animate", epilog=EPILOG)
 @cli_errors
 def animate_cmd(
     model: ModelArg,
-    target: TargetOpt,
-    output: Annotated[str, typer.Option("-o", "--output", help="A .gif or .mp4 file.")],
+    target: Annotated[
+        tuple[float, float, float],
+        typer.Option(
+            "--target", "-t", metavar="X Y Z", help="Target position (m).", show_default=False
+        ),
+    ],
+    output: Annotated[
+        str,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="A .gif or .mp4 file; missing folders are created.",
+        ),
+    ],
     frame: FrameOpt = None,
     active: ActiveOpt = None,
     method: MethodOpt = "pinv",
-    step: Annotated[float, typer.Option("--step", help="Seed 000's alpha per frame.")] = 0.1,
-    fps: Annotated[int, typer.Option("--fps", help="Frames per second.")] = 20,
+    step: Annotated[
+        float, typer.Option("--step", metavar="ALPHA", help="Seed 000's alpha per frame.")
+    ] = 0.1,
+    fps: Annotated[int, typer.Option("--fps", metavar="N", help="Frames per second.")] = 20,
 ) -> None:
     """Animate the reach toward a target, one IK step per frame (seed 000's figure)."""
     from . import anim, viz
 
-    m = load(model)
+    m = _load(model)
+    if Path(output).suffix.lower() not in (".gif", ".mp4"):
+        raise InvalidValueError(f"-o {output!r}: the animation must be a .gif or .mp4 file")
     p = np.array(target, dtype=float)
-    motion = anim.reach(m, p, frame, method=method, step=step, active=active)
-    path = viz.animate(m, motion.q, output, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
+    motion = anim.reach(m, p, frame, method=method, step=step, active=active or None)
+    out = _output(output)
+    path = viz.animate(m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
     result = motion.metadata["result"]
     typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
 
 
-bvh_app = typer.Typer(help="BVH clips: info, joint positions, retargeting.", no_args_is_help=True)
+bvh_app = typer.Typer(
+    help="BVH clips: info, joint positions, retargeting.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(bvh_app, name="bvh")
-BvhArg = Annotated[str, typer.Argument(metavar="FILE", help="A .bvh file.", show_default=False)]
+BvhArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="FILE",
+        help=f"A .bvh file, or a bundled clip's name ({', '.join(_data.names())}).",
+        show_default=False,
+    ),
+]
 
 
-@bvh_app.command("info")
+@bvh_app.command("info", epilog=EPILOG)
 @cli_errors
-def bvh_info_cmd(path: BvhArg) -> None:
-    """Skeleton, channels and motion of a BVH file."""
+def bvh_info_cmd(path: BvhArg, as_json: JsonOpt = False) -> None:
+    """Skeleton, channels and motion of a BVH file (End Sites counted apart from joints)."""
     from .io.bvh import read_bvh
 
-    clip = read_bvh(path)
+    clip = read_bvh(_bvh_path(path))
+    names = [j.name for j in clip.joints]
+    n_end = sum(j.end_site for j in clip.joints)
+    n_joints = len(clip.joints) - n_end
+    if as_json:
+        _json(
+            {"file": clip.source or path, "joints": n_joints, "end_sites": n_end,
+             "channels": clip.model.dof, "frames": clip.n_frames, "fps": clip.fps,
+             "frame_time": clip.frame_time, "duration": clip.duration,
+             "skeleton": [
+                 {"name": j.name, "parent": names[j.parent] if j.parent >= 0 else None,
+                  "end_site": j.end_site, "channels": list(j.channels),
+                  "offset": list(j.offset)}
+                 for j in clip.joints
+             ]}
+        )  # fmt: skip
+        return
     typer.echo(
-        f"{path}: {len(clip.joint_names)} joints, {clip.model.dof} channels, "
+        f"{path}: {n_joints} joints, {n_end} end sites, {clip.model.dof} channels, "
         f"{clip.n_frames} frames at {clip.fps:.3f} fps ({clip.duration:.2f} s)"
     )
-    names = [j.name for j in clip.joints]
     rows = [
-        (j.name, names[j.parent] if j.parent >= 0 else "-", " ".join(j.channels) or "(end site)")
+        (j.name, names[j.parent] if j.parent >= 0 else "-",
+         "(end site)" if j.end_site else " ".join(j.channels))
         for j in clip.joints
-    ]
+    ]  # fmt: skip
     typer.echo(table(["joint", "parent", "channels"], rows))
 
 
-@bvh_app.command("fk")
+@bvh_app.command("fk", epilog=EPILOG)
 @cli_errors
 def bvh_fk_cmd(
     path: BvhArg,
-    frame_index: Annotated[int, typer.Option("--frame", "-n", help="Motion frame.")] = 0,
+    index: Annotated[
+        int, typer.Option("--index", "-n", metavar="N", help="Motion frame number (from 0).")
+    ] = 0,
+    frame: Annotated[
+        str | None,
+        typer.Option("--frame", "-f", metavar="NAME", help="Only this joint (default: all)."),
+    ] = None,
 ) -> None:
-    """World positions of every joint at one motion frame (file units)."""
+    """World positions of the joints at one motion frame (file units)."""
     from .io.bvh import read_bvh
 
-    clip = read_bvh(path)
-    if not 0 <= frame_index < clip.n_frames:
-        raise ShapeError(f"--frame must be in [0, {clip.n_frames - 1}], got {frame_index}")
-    P = clip.slice(frame_index, frame_index + 1).joint_positions()[0]
-    rows = [(n, *(_fmt(v, 4) for v in p)) for n, p in zip(clip.joint_names, P)]
+    clip = read_bvh(_bvh_path(path))
+    if not 0 <= index < clip.n_frames:
+        raise InvalidValueError(f"--index must be in [0, {clip.n_frames - 1}], got {index}")
+    if frame is not None:
+        clip.model.frame_index(frame)  # an unknown name lists the valid ones
+    P = clip.slice(index, index + 1).joint_positions()[0]
+    rows = [
+        (n, *(_fmt(v, 4) for v in p))
+        for n, p in zip(clip.joint_names, P)
+        if frame is None or n == frame
+    ]
     typer.echo(table(["joint", "x", "y", "z"], rows))
 
 
-@bvh_app.command("retarget", context_settings={"ignore_unknown_options": True})
+@bvh_app.command("retarget", epilog=EPILOG)
 @cli_errors
 def bvh_retarget_cmd(
     path: BvhArg,
-    joint: Annotated[str, typer.Option("--joint", "-j", help="Joint (frame) to move.")],
-    offset: Annotated[
-        tuple[float, float, float], typer.Option("--offset", help="World offset dx dy dz.")
+    frame: Annotated[
+        str,
+        typer.Option("--frame", "-f", "--joint", "-j", metavar="NAME", help="Joint to move."),
     ],
-    output: Annotated[str, typer.Option("-o", "--output", help="The .bvh file to write.")],
-    active: Annotated[
-        list[str] | None, typer.Option("--active", "-a", help="Joints that may move.")
-    ] = None,
+    offset: Annotated[
+        tuple[float, float, float],
+        typer.Option(
+            "--offset", metavar="DX DY DZ", help="World offset of that joint (file units)."
+        ),
+    ],
+    output: Annotated[
+        str,
+        typer.Option(
+            "-o", "--output", metavar="FILE", help="The .bvh file to write (folders created)."
+        ),
+    ],
+    active: ActiveOpt = None,
     pin: Annotated[
-        list[str] | None, typer.Option("--pin", help="Frames kept where the clip has them.")
+        list[str] | None,
+        typer.Option(
+            "--pin", metavar="NAME", help="Frames kept where the clip has them; repeatable."
+        ),
     ] = None,
 ) -> None:
-    """Move one joint by a world offset on every frame (IK, warm-started), write a BVH."""
+    """Move one joint by a world offset on every frame (IK, warm-started), write a BVH.
+
+    Exits with 1 when any frame misses its target; the file is written anyway.
+    """
     from . import anim
     from .io.bvh import read_bvh, write_bvh
 
-    clip = read_bvh(path)
-    goal = clip.model.fk(clip.q, joint)[:, :3, 3] + np.array(offset)
-    motion = anim.retarget(clip, {joint: goal}, active=active or None, pin=pin or None)
-    ok = np.asarray(motion.metadata["success"])
-    write_bvh(output, motion.to_clip())
+    clip = read_bvh(_bvh_path(path))
+    goal = clip.model.fk(clip.q, frame)[:, :3, 3] + np.array(offset)
+    motion = anim.retarget(clip, {frame: goal}, active=active or None, pin=pin or None)
+    ok = np.asarray(motion.metadata["success"], dtype=bool)
+    out = _output(output)
+    write_bvh(out, motion.to_clip())
     typer.echo(f"{int(ok.sum())}/{ok.size} frames on target; wrote {output}")
+    if not ok.all():
+        missed = np.nonzero(~ok)[0]
+        shown = ", ".join(str(k) for k in missed[:20]) + (", ..." if missed.size > 20 else "")
+        worst = float(np.max(motion.metadata["position_error"][missed]))
+        typer.echo(
+            f"error: {missed.size} frame(s) missed the target (worst by {worst:.3g} file "
+            f"units): {shown}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED)
 
 
 if __name__ == "__main__":  # pragma: no cover

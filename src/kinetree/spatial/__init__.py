@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from scipy.spatial.transform import Rotation
 
 from .._validate import as_array
-from ..errors import InvalidValueError, ShapeError
+from ..errors import InvalidValueError, NotRigidError, ShapeError
 from . import _kernels
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "matrix_to_axis_angle",
     "matrix_to_quaternion",
     "matrix_to_rpy",
+    "orthonormalize",
     "pose_error",
     "quaternion_to_matrix",
     "rot_x",
@@ -291,3 +292,64 @@ def pose_error(T_target: ArrayLike, T_current: ArrayLike) -> np.ndarray:
     Rc = np.ascontiguousarray(Tc[..., :3, :3].reshape(-1, 3, 3))
     rot = _kernels.rotation_error_batch(Rt, Rc).reshape(*batch, 3)
     return np.concatenate([Tt[..., :3, 3] - Tc[..., :3, 3], rot], axis=-1)
+
+
+def orthonormalize(T: ArrayLike, tol: float = 1e-4) -> np.ndarray:
+    """The nearest rigid transform to a nearly rigid ``T``: rotation projected onto SO(3).
+
+    ``T`` is ``(..., 4, 4)`` (homogeneous pose) or ``(..., 3, 3)`` (a rotation
+    matrix, not a 2D transform). The rotation block ``R`` is replaced by the
+    nearest proper rotation in the Frobenius norm, ``U V^T`` from the SVD
+    ``R = U S V^T`` (the orthogonal factor of the polar decomposition); the
+    translation is kept and a 4x4's last row is set to exactly ``[0, 0, 0, 1]``.
+    Meant for poses that lost digits on the way (printed with 6 decimals, read
+    from a text file): those are off by about 1e-6.
+
+    Raises :class:`~kinetree.errors.NotRigidError` when the input is farther off
+    than ``tol``: ``max |R^T R - I|`` (largest entry) above ``tol``, ``det(R) <= 0``
+    (a reflection is not a rotation, however orthonormal), or a last row more than
+    ``tol`` from ``[0, 0, 0, 1]``. The message gives both numbers of the worst item.
+    """
+    tol = float(tol)
+    if not (np.isfinite(tol) and tol >= 0.0):
+        raise InvalidValueError(f"tol must be finite and >= 0, got {tol!r}")
+    a = as_array(T, "T")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] not in (3, 4):
+        raise ShapeError(f"T must be (..., 4, 4) or (..., 3, 3), got {a.shape}")
+    homogeneous = a.shape[-1] == 4
+    R = a[..., :3, :3]
+    batch = a.shape[:-2]
+
+    def locate(bad: np.ndarray, score: np.ndarray) -> tuple[str, tuple[int, ...]]:
+        idx = np.unravel_index(int(np.argmax(np.where(bad, score, -np.inf))), batch or (1,))
+        if not batch:
+            return "", ()
+        count = f"{int(bad.sum())} of {bad.size} matrices are not rigid; worst at index "
+        return count + f"{tuple(int(i) for i in idx)}: ", tuple(int(i) for i in idx)
+
+    if homogeneous:
+        want = np.array([0.0, 0.0, 0.0, 1.0])
+        row_err = np.max(np.abs(a[..., 3, :] - want), axis=-1)
+        bad_row = row_err > tol
+        if np.any(bad_row):
+            prefix, i = locate(bad_row, row_err)
+            raise NotRigidError(
+                f"{prefix}last row must be [0, 0, 0, 1] (within {tol:g}), "
+                f"got {a[i][3].tolist()} (off by {float(row_err[i]):.3g})"
+            )
+    RtR = np.einsum("...ji,...jk->...ik", R, R)
+    orth_err = np.max(np.abs(RtR - np.eye(3)), axis=(-2, -1))
+    det = np.linalg.det(R)
+    bad = (orth_err > tol) | ~(det > 0.0)
+    if np.any(bad):
+        prefix, i = locate(bad, orth_err + (det <= 0.0))
+        raise NotRigidError(
+            f"{prefix}rotation part is not a rotation within tol={tol:g}: max |R^T R - I| = "
+            f"{float(orth_err[i]):.3g}, det(R) = {float(det[i]):.6g} (want 0 and 1)"
+        )
+    U, _, Vt = np.linalg.svd(R)
+    out = a.copy()
+    out[..., :3, :3] = U @ Vt
+    if homogeneous:
+        out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return out
