@@ -14,6 +14,7 @@ import pytest
 
 import kinetree
 from kinetree.kinematics import _kernels as K
+from kinetree.kinematics import packed
 
 BVH = Path(__file__).parent / "data" / "bvh" / "rotation_first_root.bvh"
 MIMIC_PRISMATIC = """<?xml version="1.0"?>
@@ -45,13 +46,20 @@ def _models() -> list[kinetree.Model]:
 
 @pytest.mark.parametrize("model", _models(), ids=lambda m: m.name)
 def test_blocked_batch_fk_equals_row_by_row(model: kinetree.Model) -> None:
-    fdata, idata = model.packed
+    fdata, idata = packed(model)
     Q = model.random_configuration(77, rng=3)  # not a multiple of the block size
     nodes = np.arange(model.n_nodes, dtype=np.int64)
     frames = np.arange(model.n_nodes, dtype=np.int64)
-    a = K.fk_batch_blocked(Q, fdata, idata, nodes, frames)
-    b = K.fk_batch_serial(Q, fdata, idata, nodes, frames)
+    a = np.empty((77, model.n_nodes, 4, 4))
+    b = np.empty((77, model.n_nodes, 4, 4))
+    K.fk_blocked(Q, fdata, idata, nodes, frames, a, 0, 77)
+    K.fk_rows(Q, fdata, idata, nodes, frames, b, 0, 77)
     np.testing.assert_array_equal(a, b)
+    # Blocks handed to different threads: any split at block boundaries gives the same.
+    c = np.empty_like(a)
+    K.fk_blocked(Q, fdata, idata, nodes, frames, c, 0, 32)
+    K.fk_blocked(Q, fdata, idata, nodes, frames, c, 32, 77)
+    np.testing.assert_array_equal(a, c)
 
 
 def test_public_fk_is_the_same_for_small_and_large_batches() -> None:

@@ -10,8 +10,11 @@ result.success, result.q
 from __future__ import annotations
 
 from . import anim as anim
+from . import data as data
+from . import kinematics as kinematics
 from . import models as models
 from . import spatial as spatial
+from ._compile import warmup as warmup
 from .builder import ModelBuilder as ModelBuilder
 from .errors import FileFormatError as FileFormatError
 from .errors import InvalidValueError as InvalidValueError
@@ -22,6 +25,7 @@ from .errors import ShapeError as ShapeError
 from .errors import UnknownNameError as UnknownNameError
 from .errors import UnsupportedError as UnsupportedError
 from .ik import Direction as Direction
+from .ik import IKOptions as IKOptions
 from .ik import IKResult as IKResult
 from .ik import Orientation as Orientation
 from .ik import Pose as Pose
@@ -30,6 +34,7 @@ from .io import load as load
 from .io.bvh import BVHClip as BVHClip
 from .io.bvh import read_bvh as read_bvh
 from .io.bvh import write_bvh as write_bvh
+from .model import JointType as JointType
 from .model import Model as Model
 
 __version__ = "0.1.0"
@@ -38,8 +43,10 @@ __all__ = [
     "BVHClip",
     "Direction",
     "FileFormatError",
+    "IKOptions",
     "IKResult",
     "InvalidValueError",
+    "JointType",
     "KinetreeError",
     "Model",
     "ModelBuilder",
@@ -52,9 +59,12 @@ __all__ = [
     "UnknownNameError",
     "UnsupportedError",
     "anim",
+    "data",
+    "kinematics",
     "load",
     "models",
     "read_bvh",
     "spatial",
+    "warmup",
     "write_bvh",
 ]

@@ -19,20 +19,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .errors import InvalidValueError, UnknownNameError, unknown_name
+from .errors import (
+    InvalidValueError,
+    ModelStructureError,
+    ShapeError,
+    UnknownNameError,
+    unknown_name,
+)
 
 if TYPE_CHECKING:
     from .ik.result import IKResult
 
-__all__ = ["JOINT_TYPES", "Model"]
+__all__ = ["JOINT_TYPES", "JointType", "Model"]
 
-JOINT_TYPES = ("fixed", "revolute", "prismatic")
+
+class JointType(IntEnum):
+    """How a node moves with its joint coordinate (the values stored in ``joint_type``)."""
+
+    FIXED = 0
+    REVOLUTE = 1  # rotation about ``axis`` by the coordinate [rad]
+    PRISMATIC = 2  # translation along ``axis`` by the coordinate [m]
+
+
+JOINT_TYPES = tuple(t.name.lower() for t in JointType)
 
 # Functions of upper layers that the convenience methods delegate to, imported on first
 # use (model sits below kinematics and ik; the work stays there).
@@ -51,7 +67,7 @@ class Model:
 
     Node arrays (length ``n_nodes``): ``node_names``, ``parent`` (-1 for the root),
     ``origin`` (n, 4, 4), ``axis`` (n, 3) unit vectors in the node frame,
-    ``joint_type`` (0 fixed, 1 revolute, 2 prismatic), ``q_index`` (index into
+    ``joint_type`` (:class:`JointType` values), ``q_index`` (index into
     ``q`` or -1), ``q_scale``/``q_offset`` (mimic joints: value = scale*q + offset),
     ``hidden`` (inner nodes of multi-axis joints), ``node_joint`` (the joint name
     that moves the node, or "" for the root).
@@ -89,6 +105,14 @@ class Model:
             "hidden", "limits", "continuous", "q_neutral",
         ):  # fmt: skip
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
+        n = len(self.node_names)
+        if self.parent.shape != (n,) or np.any(self.parent >= np.arange(n)):
+            # Every loop over the tree relies on parents coming first (no cycles).
+            bad = int(np.argmax(self.parent >= np.arange(n))) if self.parent.shape == (n,) else 0
+            raise ModelStructureError(
+                "nodes must be in topological order (each parent index below its child's, "
+                f"-1 for the root); node {bad} has parent {self.parent[bad]}"
+            )
 
     # --- sizes and names ------------------------------------------------------------
 
@@ -191,29 +215,60 @@ class Model:
         names: list[str] = []
         for k in tip_path[start:]:
             qi = self.q_index[k]
-            if self.joint_type[k] != 0 and qi >= 0 and self.joint_names[qi] not in names:
+            if self.moves(k) and self.joint_names[qi] not in names:
                 names.append(self.joint_names[qi])
         return tuple(names)
 
+    @property
+    def nq(self) -> int:
+        """Length of a configuration ``q`` (equal to :attr:`nv` while every joint has
+        one coordinate per degree of freedom)."""
+        return len(self.joint_names)
+
+    @property
+    def nv(self) -> int:
+        """Length of a motion: a joint velocity, an IK step, a Jacobian row."""
+        return len(self.joint_names)
+
     @cached_property
-    def packed(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(fdata, idata)``: the arrays the compiled kernels read (see kinematics._kernels)."""
-        n = self.n_nodes
-        fdata = np.zeros((n, 17))
-        fdata[:, :12] = self.origin[:, :3, :].reshape(n, 12)
-        fdata[:, 12:15] = self.axis
-        fdata[:, 15] = self.q_scale
-        fdata[:, 16] = self.q_offset
-        idata = np.zeros((n, 4), dtype=np.int64)
-        idata[:, 0] = self.parent
-        idata[:, 1] = self.joint_type
-        idata[:, 2] = self.q_index
-        for i in range(n):
-            a = self.axis[i]
-            k = int(np.argmax(np.abs(a)))
-            if abs(a[k]) == 1.0 and np.count_nonzero(a) == 1:
-                idata[i, 3] = (k + 1) * (1 if a[k] > 0 else -1)
-        return _frozen(fdata), _frozen(idata)
+    def dof_node(self) -> np.ndarray:
+        """``(dof,)``: the node each DoF drives directly (not through a mimic relation),
+        the first such node in tree order, or -1 when only mimic joints use it."""
+        out = np.full(self.dof, -1, dtype=np.int64)
+        for k in range(self.n_nodes - 1, -1, -1):
+            qi = self.q_index[k]
+            if (
+                qi >= 0
+                and self.joint_type[k] != JointType.FIXED
+                and self.q_scale[k] == 1.0
+                and self.q_offset[k] == 0.0
+            ):
+                out[qi] = k
+        return _frozen(out)
+
+    @cached_property
+    def dof_type(self) -> np.ndarray:
+        """``(dof,)``: the :class:`JointType` of each DoF (revolute or prismatic)."""
+        out = np.full(self.dof, int(JointType.REVOLUTE), dtype=np.int64)
+        for k in range(self.n_nodes):
+            qi = self.q_index[k]
+            if qi >= 0 and self.joint_type[k] == JointType.PRISMATIC:
+                out[qi] = int(JointType.PRISMATIC)
+        return _frozen(out)
+
+    def moves(self, node: int) -> bool:
+        """Whether ``node``'s own joint moves with a DoF (not fixed, has a coordinate)."""
+        return bool(self.joint_type[node] != JointType.FIXED and self.q_index[node] >= 0)
+
+    def group_nodes(self, group: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(dofs, nodes)``: the DoF indices of a multi-axis joint and the revolute node
+        each one turns, in axis order."""
+        dofs = np.array([self._dof_of[n] for n in self.joint_groups[group]], dtype=np.int64)
+        rev = self.joint_type == JointType.REVOLUTE
+        nodes = np.array(
+            [int(np.nonzero((self.q_index == d) & rev)[0][0]) for d in dofs], dtype=np.int64
+        )
+        return dofs, nodes
 
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(ints, floats)`` of the swing-twist groups with an active DoF, laid out for
@@ -221,32 +276,30 @@ class Model:
         ints: list[int] = [0]
         floats: list[float] = []
         for group, (bone, sw, tlo, thi) in self.swing_twist.items():
-            dofs = [self._dof_of[n] for n in self.joint_groups[group]]
-            n_active = sum(bool(active[d]) for d in dofs)
+            dofs, nodes = self.group_nodes(group)
+            n_active = int(np.count_nonzero(active[dofs]))
             if n_active == 0:
                 continue
-            nodes = [
-                int(np.nonzero((self.q_index == d) & (self.joint_type == 1))[0][0]) for d in dofs
-            ]
             ints[0] += 1
-            ints += [*nodes, *dofs, int(n_active == len(dofs))]
+            ints += [*nodes.tolist(), *dofs.tolist(), int(n_active == len(dofs))]
             floats += [*map(float, bone), sw, tlo, thi]
         return np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64)
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
         """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``."""
+        from ._validate import as_array
         from .ik._swing_twist import group_rotation, swing_twist
+        from .kinematics.layout import packed
 
         if group not in self.swing_twist:
             raise unknown_name("swing-twist joint", group, self.swing_twist)
-        qa = np.asarray(q, dtype=np.float64)
-        dofs = np.array([self._dof_of[n] for n in self.joint_groups[group]], dtype=np.int64)
-        nodes = np.array(
-            [int(np.nonzero((self.q_index == d) & (self.joint_type == 1))[0][0]) for d in dofs],
-            dtype=np.int64,
-        )
+        qa = as_array(q, "q", (self.dof,))
+        if qa.shape != (self.dof,):
+            raise ShapeError(f"q must have shape ({self.dof},), got {qa.shape}")
+        dofs, nodes = self.group_nodes(group)
         R = np.empty((3, 3))
-        group_rotation(self.packed[0], nodes, dofs, qa, R, np.empty((3, 3)))
+        group_rotation(packed(self)[0], nodes, dofs, np.require(qa, np.float64, ("C", "W")), R,
+                       np.empty((3, 3)))  # fmt: skip
         sw, _, _, _, tw = swing_twist(R, np.ascontiguousarray(self.swing_twist[group][0]))
         return float(sw), float(tw)
 
@@ -266,20 +319,23 @@ class Model:
         gen = np.random.default_rng(rng)
         lo, hi = self.sampling_bounds()
         shape = (self.dof,) if n is None else (int(n), self.dof)
-        return lo + (hi - lo) * gen.random(shape)
+        r = gen.random(shape)
+        # lo (1 - r) + hi r: no overflow when hi - lo exceeds the float range.
+        return np.clip(lo * (1.0 - r) + hi * r, lo, hi)
 
     def sampling_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Finite ``(lo, hi)`` used for random sampling (see :meth:`random_configuration`)."""
+        """Finite ``(lo, hi)`` used for random sampling (see :meth:`random_configuration`):
+        the limits, with an infinite side replaced by a span of 2 pi (revolute) or 2 m
+        (prismatic) from the finite one, or by [-pi, pi] / [-1, 1] m when both are."""
         lo = self.limits[:, 0].copy()
         hi = self.limits[:, 1].copy()
-        prism = np.zeros(self.dof, dtype=bool)
-        for k in range(self.n_nodes):
-            if self.joint_type[k] == 2 and self.q_index[k] >= 0:
-                prism[self.q_index[k]] = True
+        prism = self.dof_type == JointType.PRISMATIC
         span = np.where(prism, 1.0, np.pi)
-        lo = np.where(np.isfinite(lo), lo, -span)
-        hi = np.where(np.isfinite(hi), hi, span)
-        return lo, hi
+        lo_inf, hi_inf = ~np.isfinite(lo), ~np.isfinite(hi)
+        both = lo_inf & hi_inf
+        lo_out = np.where(both, -span, np.where(lo_inf, hi - 2.0 * span, lo))
+        hi_out = np.where(both, span, np.where(hi_inf, lo + 2.0 * span, hi))
+        return lo_out, hi_out
 
     def within_limits(self, q: ArrayLike, tol: float = 0.0) -> np.ndarray:
         """Whether each configuration in ``q`` (..., dof) respects the limits."""
@@ -312,10 +368,11 @@ class Model:
         return jacobian(self, q, frame, point)
 
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
-        """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and options."""
+        """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
+        :class:`kinetree.ik.IKOptions` for every option, its default and unit."""
         fn: Any = _LAZY.get("solve")
         if fn is None:
-            from .ik import solve
+            from .ik.solve import solve
 
             fn = _LAZY["solve"] = solve
         result: IKResult = fn(self, target, frame, **options)

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import check_positive
-from ..errors import InvalidValueError
+from ..errors import InvalidValueError, UnsupportedError
 from ..ik.targets import Pose
 from ..model import Model
 from ._targets import as_ik_target, moved_by, target_points
@@ -104,6 +104,13 @@ def reach(
         max_iter = max(200, math.ceil(30.0 / step))
     if frames is not None and (isinstance(frames, bool) or int(frames) != frames or frames < 1):
         raise InvalidValueError(f"frames must be a positive integer, got {frames!r}")
+    from ..ik.options import KERNEL_METHODS
+
+    if method not in KERNEL_METHODS:
+        raise UnsupportedError(
+            f"reach animates the iterates of a step-by-step method; method {method!r} does not "
+            f"record them; use one of: {', '.join(KERNEL_METHODS)}"
+        )
     ik_options.pop("record", None)  # always recorded: the iterates are the frames
     ik_options.setdefault("restarts", 0)
     if method == "auto":
@@ -130,7 +137,8 @@ def reach(
         tgt, None, q0=q_start, method=method, step=step, record=True, max_iter=int(max_iter),
         active=active, rest=rest, **ik_options,
     )  # fmt: skip
-    assert result.history is not None and result.error_history is not None
+    if result.history is None or result.error_history is None:  # pragma: no cover
+        raise UnsupportedError(f"method {method!r} returned no iterates to animate")
     qs = result.history
     if frames is not None:
         qs = resample(qs, int(frames))

@@ -21,7 +21,9 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
 from ..spatial._kernels import log3, rodrigues
+from ._linalg import cholesky_solve
 
 I_STRIDE = 7
 F_STRIDE = 6
@@ -36,7 +38,11 @@ def group_rotation(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np
     T = np.empty((3, 3))
     for j in range(3):
         nd = nodes[j]
-        rodrigues(fdata[nd, 12:15], fdata[nd, 15] * q[dofs[j]] + fdata[nd, 16], Rk)
+        rodrigues(
+            fdata[nd, F_AXIS : F_AXIS + 3],
+            fdata[nd, F_MIMIC_SCALE] * q[dofs[j]] + fdata[nd, F_MIMIC_OFFSET],
+            Rk,
+        )
         for r in range(3):
             for c in range(3):
                 T[r, c] = R[r, 0] * Rk[0, c] + R[r, 1] * Rk[1, c] + R[r, 2] * Rk[2, c]
@@ -112,6 +118,17 @@ def swing_twist(R: np.ndarray, b: np.ndarray) -> tuple[float, float, float, floa
 
 
 @njit(cache=True)
+def _mul3(A: np.ndarray, B: np.ndarray, transpose_b: bool, out: np.ndarray) -> None:
+    """``out = A B`` (or ``A B^T``) for 3x3 matrices."""
+    for r in range(3):
+        for c in range(3):
+            if transpose_b:
+                out[r, c] = A[r, 0] * B[c, 0] + A[r, 1] * B[c, 1] + A[r, 2] * B[c, 2]
+            else:
+                out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
+
+
+@njit(cache=True)
 def project_group(
     q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
     swing_max: float, tw_lo: float, tw_hi: float, lo: np.ndarray, hi: np.ndarray,
@@ -126,9 +143,11 @@ def project_group(
         return False
     sw = min(sw, swing_max)
     tw = min(max(tw, tw_lo), tw_hi)
-    # Target rotation R* = Rot(u, sw) Rot(b, tw)
+    # Target rotation R* = Rot(u, sw) Rot(b, tw). Products are written as loops (numpy's
+    # matrix product and solve would triple this module's compile time).
     Rs = np.empty((3, 3))
     Rt = np.empty((3, 3))
+    Rg = np.empty((3, 3))
     u = np.array([ux, uy, uz])
     if ux == 0.0 and uy == 0.0 and uz == 0.0:
         Rs[:, :] = 0.0
@@ -136,15 +155,19 @@ def project_group(
     else:
         rodrigues(u, sw, Rs)
     rodrigues(b, tw, Rt)
-    Rg = Rs @ Rt
+    _mul3(Rs, Rt, False, Rg)
     # Newton on the three angles: the group's axes in its base frame are the columns.
     M = np.empty((3, 3))
     e = np.empty(3)
     Jw = np.empty((3, 3))
     P = np.empty((3, 3))
+    Pn = np.empty((3, 3))
+    A = np.empty((3, 3))
+    g = np.empty(3)
+    dq = np.empty(3)
     for _ in range(8):
         group_rotation(fdata, nodes, dofs, q, R, Rk)
-        M[:, :] = Rg @ R.T
+        _mul3(Rg, R, True, M)
         log3(M, e)
         if e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < 1e-24:
             break
@@ -152,16 +175,21 @@ def project_group(
         P[0, 0] = P[1, 1] = P[2, 2] = 1.0
         for j in range(3):
             nd = nodes[j]
-            a = fdata[nd, 12:15]
+            a = fdata[nd, F_AXIS : F_AXIS + 3]
+            mul = fdata[nd, F_MIMIC_SCALE]
             for r in range(3):
-                Jw[r, j] = (P[r, 0] * a[0] + P[r, 1] * a[1] + P[r, 2] * a[2]) * fdata[nd, 15]
-            rodrigues(a, fdata[nd, 15] * q[dofs[j]] + fdata[nd, 16], Rk)
-            P[:, :] = P @ Rk
+                Jw[r, j] = (P[r, 0] * a[0] + P[r, 1] * a[1] + P[r, 2] * a[2]) * mul
+            rodrigues(a, mul * q[dofs[j]] + fdata[nd, F_MIMIC_OFFSET], Rk)
+            _mul3(P, Rk, False, Pn)
+            P[:, :] = Pn
         # damped 3x3 solve: (J^T J + eps I) dq = J^T e
-        A = Jw.T @ Jw
-        for k in range(3):
-            A[k, k] += 1e-12
-        dq = np.linalg.solve(A, Jw.T @ e)
+        for i in range(3):
+            g[i] = Jw[0, i] * e[0] + Jw[1, i] * e[1] + Jw[2, i] * e[2]
+            for k in range(3):
+                A[i, k] = Jw[0, i] * Jw[0, k] + Jw[1, i] * Jw[1, k] + Jw[2, i] * Jw[2, k]
+            A[i, i] += 1e-12
+        if not cholesky_solve(A, 3, g, dq):
+            break
         for j in range(3):
             q[dofs[j]] += dq[j]
     for j in range(3):

@@ -67,6 +67,7 @@ Boundaries and tolerances
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,7 +76,7 @@ from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
-from ..model import Model
+from ..model import JointType, Model
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -413,16 +414,20 @@ def _geometry_matches(model: Model, kind: str, params: Any) -> bool:
     return True
 
 
+_IDENTIFIED: weakref.WeakKeyDictionary[Model, tuple[tuple[str, Any] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _identify(model: Model) -> tuple[str, Any] | None:
-    """``(kind, parameters)`` of a supported model, or None; cached on the (immutable) model."""
-    key = "_analytic_kind"
-    if key in model.__dict__:
-        cached: tuple[str, Any] | None = model.__dict__[key]
-        return cached
+    """``(kind, parameters)`` of a supported model, or None; remembered per model."""
+    cached = _IDENTIFIED.get(model)
+    if cached is not None:
+        return cached[0]
     found = _detect(model)
     if found is not None and not _geometry_matches(model, *found):
         found = None
-    model.__dict__[key] = found
+    _IDENTIFIED[model] = (found,)
     return found
 
 
@@ -432,11 +437,7 @@ def supports(model: Model) -> bool:
 
 
 def _revolute_mask(model: Model) -> np.ndarray:
-    mask = np.zeros(model.dof, dtype=bool)
-    for k in range(model.n_nodes):
-        if model.joint_type[k] == 1 and model.q_index[k] >= 0:
-            mask[model.q_index[k]] = True
-    return mask
+    return np.asarray(model.dof_type == JointType.REVOLUTE)
 
 
 def _into_limits(

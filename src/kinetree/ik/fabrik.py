@@ -22,11 +22,14 @@ import time
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..kinematics._kernels import fk_batch_serial
-from ..model import Model
-from . import _kernels as K
-from .problem import Problem, require_finite_q0
+from ..kinematics import packed
+from ..kinematics._kernels import fk_rows
+from ..model import JointType, Model
+from . import layout as L
+from .problem import Problem, Template, require_finite_q0, template
+from .options import IKOptions
 from .result import IKResult
+from .solve import run
 
 __all__ = ["fabrik_points", "solve_fabrik"]
 
@@ -62,27 +65,27 @@ def fabrik_points(
 
 def solve_fabrik(prob: Problem, t0: float) -> IKResult:
     """Run FABRIK on a single position target (see the module docstring)."""
-    from . import run
-
     require_finite_q0(prob)
     tpl = prob.template
     model = tpl.model
-    if tpl.tgt_i.shape[0] != 1 or tpl.tgt_i[0, 1] != 0 or np.any(tpl.weights[0, 3:] > 0):
+    if tpl.n_targets != 1 or tpl.tgt_i[0, L.TI_KIND] != L.KIND_FRAME or np.any(
+        tpl.weights[0, 3:] > 0
+    ):
         raise UnsupportedError(
             "fabrik solves one Position target; use dls, sdls or ccd for orientations "
             "and several effectors"
         )
     if prob.batch:
         raise UnsupportedError("fabrik solves one target at a time; use dls for batches")
-    node = int(tpl.tgt_i[0, 0])
+    node = int(tpl.tgt_i[0, L.TI_NODE])
     path = model.ancestors(node)
     groups: list[list[int]] = []  # active DoF per joint point, root to tip
     group_nodes: list[int] = []
     for k in path:
-        qi = int(model.q_index[k])
-        if model.joint_type[k] == 0 or qi < 0 or not tpl.active[qi]:
+        if not model.moves(k) or not tpl.active[model.q_index[k]]:
             continue
-        if model.joint_type[k] == 2:
+        qi = int(model.q_index[k])
+        if model.joint_type[k] == JointType.PRISMATIC:
             raise UnsupportedError("fabrik needs revolute joints; this chain has a prismatic one")
         if (
             groups
@@ -94,64 +97,71 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
         else:
             groups.append([qi])
             group_nodes.append(int(k))
+    opts = tpl.options
     q = np.array(prob.q0, dtype=np.float64)
-    cfg, icfg = tpl.cfg, tpl.icfg
-    if icfg[K.I_LIMITS]:
+    if opts.respect_limits:
         act = tpl.active
-        lo = cfg[K.NF : K.NF + model.dof]
-        hi = cfg[K.NF + model.dof : K.NF + 2 * model.dof]
-        q[act] = np.clip(q[act], lo[act], hi[act])
+        q[act] = np.clip(q[act], tpl.lo[act], tpl.hi[act])
     tf = prob.tgt_f
-    target = tf[0, 0:3]
+    target = tf[0, L.T_POS : L.T_POS + 3]
+    point = tf[0, L.T_POINT : L.T_POINT + 3]
 
     def node_pos(qv: np.ndarray, k: int) -> np.ndarray:
         return _node_pose(model, qv, k)[:3, 3]
 
     def tip(qv: np.ndarray) -> np.ndarray:
         T = _node_pose(model, qv, node)
-        return T[:3, :3] @ tf[0, 18:21] + T[:3, 3]
+        return T[:3, :3] @ point + T[:3, 3]
 
     pts = np.array([node_pos(q, k) for k in group_nodes] + [tip(q)])
-    new_pts, fab_iters = fabrik_points(
-        pts, target, tol=0.1 * cfg[K.F_TOL_P], max_iter=int(icfg[K.I_MAX_ITER])
-    )
-    # Map back, root to tip: each joint group puts the next point where FABRIK put it.
+    new_pts, fab_iters = fabrik_points(pts, target, tol=0.1 * opts.tol[0],
+                                       max_iter=opts.iterations)  # fmt: skip
+    # Map back, root to tip: each joint group puts the next point where FABRIK put it,
+    # by a short DLS solve on that group's DoF alone. The sub-solves keep the caller's
+    # options (limits, swing-twist cones) but no restarts, budget, record or reach check.
+    sub_opts = dataclasses.replace(
+        opts, method="dls", max_iter=30, restarts=0, time_budget=None, record=False,
+        clamp_target=False, pin=(), rest=None,
+    )  # fmt: skip
     for g, dofs in enumerate(groups):
         nxt = group_nodes[g + 1] if g + 1 < len(groups) else node
-        sub_icfg = icfg.copy()
-        sub_icfg[K.I_NA] = len(dofs)
-        sub_icfg[K.NI : K.NI + model.dof] = 0
-        sub_icfg[K.NI : K.NI + len(dofs)] = dofs
-        sub_icfg[K.I_METHOD] = K.DLS
-        sub_icfg[K.I_MAX_ITER] = 30
-        sub_icfg[K.I_RESTARTS] = 0
-        sub_icfg[K.I_RECORD] = 0
-        sub_icfg[K.NI + 2 * model.dof :] = -1  # no reach check for the sub-steps
-        sub_tf = tf.copy()
-        sub_tf[0, 0:3] = new_pts[g + 1]
+        sub = _group_template(tpl, nxt, dofs, sub_opts, point if nxt == node else None)
+        row = tf.copy()
+        row[0, L.T_POS : L.T_POS + 3] = new_pts[g + 1]
         if nxt != node:
-            sub_tf[0, 18:21] = 0.0
-        sub_tgt_i = tpl.tgt_i.copy()
-        sub_tgt_i[0, 0] = nxt
-        sub = dataclasses.replace(tpl, icfg=sub_icfg, tgt_i=sub_tgt_i, record=False,
-                                  nodes=model.ancestors(nxt))  # fmt: skip
-        q = np.asarray(run(Problem(sub, sub_tf, q, ()), time.perf_counter()).q, dtype=float).copy()
+            row[0, L.T_POINT : L.T_POINT + 3] = 0.0
+        res = run(sub, row.reshape(1, 1, L.TARGET_SIZE), q.reshape(1, -1).copy(), (), sub_opts,
+                  time.perf_counter())  # fmt: skip
+        q = np.asarray(res.q, dtype=float).copy()
     # Polish on the full chain (a few DLS iterations) and report through FK.
-    pol_icfg = icfg.copy()
-    pol_icfg[K.I_METHOD] = K.DLS
-    pol_icfg[K.I_MAX_ITER] = 20
-    pol_icfg[K.I_RECORD] = 0
-    pol = dataclasses.replace(tpl, icfg=pol_icfg, record=False)
-    res = run(Problem(pol, prob.tgt_f, q, ()), t0)
+    pol_opts = dataclasses.replace(sub_opts, max_iter=20, clamp_target=opts.clamp_target,
+                                   rest=opts.rest)  # fmt: skip
+    pol = template(model, tpl.frames, (L.KIND_FRAME,), tpl.weights, point.reshape(1, 3),
+                   dataclasses.replace(pol_opts, active=opts.active))  # fmt: skip
+    res = run(pol, np.ascontiguousarray(tf.reshape(1, 1, L.TARGET_SIZE)), q.reshape(1, -1),
+              (), pol_opts, t0)  # fmt: skip
     res.iterations = int(res.iterations) + fab_iters
     res.method = "fabrik"
     return res
 
 
+def _group_template(
+    tpl: Template, node: int, dofs: list[int], opts: IKOptions, point: np.ndarray | None
+) -> Template:
+    """A template moving only ``dofs`` to put ``node`` (plus ``point``) at a position."""
+    model = tpl.model
+    names = tuple(model.joint_names[d] for d in dofs)
+    pt = np.zeros((1, 3)) if point is None else point.reshape(1, 3)
+    return template(model, (model.node_names[node],), (L.KIND_FRAME,),
+                    np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]]), pt,
+                    dataclasses.replace(opts, active=names), nodes=(node,))  # fmt: skip
+
+
 def _node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
     """World pose (4x4) of any node, hidden inner ball-joint nodes included."""
-    fdata, idata = model.packed
-    out = fk_batch_serial(
-        q.reshape(1, -1), fdata, idata, model.ancestors(k), np.array([k], dtype=np.int64)
-    )
+    fdata, idata = packed(model)
+    out = np.empty((1, 1, 4, 4))
+    nodes = np.require(model.ancestors(k), np.int64, ("C", "W"))
+    fk_rows(np.require(q.reshape(1, -1), np.float64, ("C", "W")), fdata, idata, nodes,
+            np.array([k], dtype=np.int64), out, 0, 1)  # fmt: skip
     return out[0, 0]

@@ -1,4 +1,8 @@
-"""The outcome of an IK solve: always returned, success or not, never NaN."""
+"""The outcome of an IK solve: always returned, success or not, never NaN.
+
+Every method builds its result through :func:`make_result`, so results read the
+same whatever produced them and their messages share one vocabulary.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["IKResult"]
+__all__ = ["IKResult", "make_result", "message"]
 
 
 @dataclass(slots=True)
@@ -17,17 +21,19 @@ class IKResult:
     dimensions and ``message`` becomes an array of strings.
 
     Attributes:
-        q: joint configuration (..., dof) [rad or m]; the best one found.
-        success: every target within tolerance, checked through FK of ``q``.
-        position_error: per target (..., n_targets) [m], over the masked axes.
-        orientation_error: per target (..., n_targets) [rad].
+        q: joint configuration (..., nq) [rad or m]; the best one found.
+        success: every target within tolerance, judged on FK of ``q`` (and within the
+            joint limits when they are respected).
+        position_error: per target (..., n_targets) [m], over the masked axes, measured
+            by FK of ``q``.
+        orientation_error: per target (..., n_targets) [rad], measured by FK of ``q``.
         iterations: total iterations over all attempts.
         restarts: random restarts used.
         elapsed: wall time of the whole call [s].
         message: why it stopped.
         reachable: False where a target is provably outside the workspace
             (farther from the first active joint than the chain can stretch).
-        history: iterates (k, dof) when ``record=True`` (single solves), else None.
+        history: iterates (k, nq) when ``record=True`` (single solves), else None.
         error_history: (k, 2) max position [m] and orientation [rad] error per iterate.
         frames: the frame of each target, in the order of the error columns.
         method: the method that produced ``q``.
@@ -64,3 +70,73 @@ class IKResult:
             f"IKResult(batch={s.shape}, solved={int(s.sum())}/{s.size}, method={self.method!r}, "
             f"elapsed={self.elapsed * 1e3:.1f} ms)"
         )
+
+
+# The message vocabulary: one phrase per outcome.
+CONVERGED = "converged"
+OUT_OF_REACH = (
+    "target out of reach: farther from the first active joint than the chain can stretch; "
+    "returned the closest configuration found"
+)
+NOT_CONVERGED = (
+    "not converged: iteration or time budget spent (the target may be blocked by joint "
+    "limits or inactive joints); returned the best configuration found"
+)
+
+
+def message(success: bool, reachable: bool, iterations: int = 0, restarts: int = 0) -> str:
+    """The message of one solve."""
+    if success:
+        tail = f" after {restarts} restarts" if restarts else ""
+        return f"{CONVERGED} in {iterations} iterations{tail}"
+    if not reachable:
+        return OUT_OF_REACH
+    return f"{NOT_CONVERGED} ({iterations} iterations, {restarts} restarts)"
+
+
+def make_result(
+    *,
+    q: np.ndarray,
+    success: np.ndarray,
+    position_error: np.ndarray,
+    orientation_error: np.ndarray,
+    iterations: np.ndarray,
+    restarts: np.ndarray,
+    reachable: np.ndarray,
+    batch: tuple[int, ...],
+    elapsed: float,
+    frames: tuple[str, ...],
+    method: str,
+    history: np.ndarray | None = None,
+    error_history: np.ndarray | None = None,
+) -> IKResult:
+    """An :class:`IKResult` from flat per-problem arrays (``B = prod(batch)`` rows, or
+    one row with ``batch == ()``). Errors that are NaN are reported as inf and such a
+    problem is never a success."""
+    nq = q.shape[-1]
+    T = position_error.shape[-1]
+    pe = np.where(np.isnan(position_error), np.inf, position_error)
+    oe = np.where(np.isnan(orientation_error), np.inf, orientation_error)
+    ok = np.asarray(success, dtype=bool) & np.all(np.isfinite(pe) & np.isfinite(oe), axis=-1)
+    its = np.asarray(iterations).astype(np.int64)
+    rs = np.asarray(restarts).astype(np.int64)
+    reach = np.asarray(reachable, dtype=bool)
+    if not batch:
+        s, r, i, n = bool(ok.reshape(-1)[0]), bool(reach.reshape(-1)[0]), int(its.flat[0]), int(
+            rs.flat[0]
+        )
+        return IKResult(
+            q=q.reshape(nq), success=s, position_error=pe.reshape(T),
+            orientation_error=oe.reshape(T), iterations=i, restarts=n, elapsed=elapsed,
+            message=message(s, r, i, n), reachable=r, history=history,
+            error_history=error_history, frames=frames, method=method,
+        )  # fmt: skip
+    ok = ok.reshape(batch)
+    reach = reach.reshape(batch)
+    msg = np.where(ok, CONVERGED, np.where(reach, "not converged", "target out of reach"))
+    return IKResult(
+        q=q.reshape(*batch, nq), success=ok, position_error=pe.reshape(*batch, T),
+        orientation_error=oe.reshape(*batch, T), iterations=its.reshape(batch),
+        restarts=rs.reshape(batch), elapsed=elapsed, message=msg, reachable=reach,
+        frames=frames, method=method,
+    )  # fmt: skip

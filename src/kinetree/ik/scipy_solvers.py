@@ -2,21 +2,26 @@
 
 The objective is smooth everywhere (``|R - R*|_F^2 / 2`` for orientation instead
 of the axis-angle norm) and its exact gradient comes from the compiled Jacobian
-(:func:`kinetree.ik._kernels.cost_grad`). ``lbfgs`` takes the joint limits as
+(:func:`kinetree.ik._cost.cost_grad`). ``lbfgs`` takes the joint limits as
 bounds; ``bfgs`` and ``cg`` are unconstrained and their result is clipped into
 the limits (then checked through FK like every other method).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 from scipy.optimize import minimize
 
-from . import _kernels as K
+from ..kinematics import packed
+from . import layout as L
+from ._cost import cost_grad, evaluate
+from ._tasks import check_targets
 from .problem import Problem, require_finite_q0
-from .result import IKResult
+from .result import IKResult, make_result
+from .solve import raise_status
 
 __all__ = ["solve_scipy"]
 
@@ -24,27 +29,22 @@ _SCIPY = {"bfgs": "BFGS", "lbfgs": "L-BFGS-B", "cg": "CG"}
 
 
 def _one(
-    prob: Problem, tgt_f: np.ndarray, q0: np.ndarray, t0: float
+    prob: Problem, tgt_f: np.ndarray, q0: np.ndarray, t0: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray, int, int, bool]:
     tpl = prob.template
-    model = tpl.model
-    fdata, idata = model.packed
-    dof = model.dof
-    cfg, icfg = tpl.cfg, tpl.icfg
-    act = icfg[K.NI : K.NI + int(icfg[K.I_NA])].copy()
-    lo = cfg[K.NF : K.NF + dof]
-    hi = cfg[K.NF + dof : K.NF + 2 * dof]
-    slo = cfg[K.NF + 2 * dof : K.NF + 3 * dof]
-    shi = cfg[K.NF + 3 * dof : K.NF + 4 * dof]
-    rest = np.ascontiguousarray(cfg[K.NF + 4 * dof : K.NF + 5 * dof])
-    rest_w = 1e-6 * cfg[K.F_REST]  # a gentle preference; it biases the optimum slightly
-    tol_p, tol_r = cfg[K.F_TOL_P], cfg[K.F_TOL_R]
-    limits = bool(icfg[K.I_LIMITS])
-    max_iter = int(icfg[K.I_MAX_ITER])
-    restarts = int(icfg[K.I_RESTARTS])
-    budget = float(cfg[K.F_BUDGET])
+    opts = tpl.options
+    fdata, idata = packed(tpl.model)
+    act = np.array(tpl.active_idx)
+    lo, hi, slo, shi = tpl.lo, tpl.hi, tpl.sample_lo, tpl.sample_hi
+    rest = np.array(tpl.rest, dtype=np.float64)
+    rest_w = 1e-6 * tpl.rest_gain  # a gentle preference; it biases the optimum slightly
+    tol_p, tol_r = opts.tol
+    limits = opts.respect_limits
+    max_iter = opts.iterations
+    restarts = opts.attempts
+    budget = opts.budget
     method = _SCIPY[tpl.method]
-    rng = np.random.default_rng(tpl.seed)
+    rng = np.random.default_rng(seed)
     tgt = np.ascontiguousarray(tgt_f)
     q_full = np.array(q0, dtype=np.float64)
     if limits:
@@ -52,7 +52,7 @@ def _one(
     bounds = list(zip(lo[act], hi[act])) if limits and method == "L-BFGS-B" else None
 
     def fun(qa: np.ndarray) -> tuple[float, np.ndarray]:
-        return K.cost_grad(
+        return cost_grad(
             np.ascontiguousarray(qa),
             q_full,
             act,
@@ -66,7 +66,7 @@ def _one(
         )
 
     best_q = q_full.copy()
-    best_err = K.evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, best_q)
+    best_err = evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, best_q)
     best_bad = max(np.max(best_err[:, 0]) / tol_p, np.max(best_err[:, 1]) / tol_r)
     iters = 0
     attempt = 0
@@ -80,7 +80,7 @@ def _one(
         x = res.x if np.all(np.isfinite(res.x)) else x0
         q = q_full.copy()
         q[act] = np.clip(x, lo[act], hi[act]) if limits else x
-        err = K.evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, q)
+        err = evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, q)
         bad = max(np.max(err[:, 0]) / tol_p, np.max(err[:, 1]) / tol_r)
         if bad < best_bad:
             best_q, best_err, best_bad = q, err, bad
@@ -96,73 +96,47 @@ def _one(
 
 def solve_scipy(prob: Problem, t0: float) -> IKResult:
     """Solve with ``bfgs``, ``lbfgs`` or ``cg`` (one item at a time for batches)."""
-    from . import _message
-
     require_finite_q0(prob)
-    dof = prob.template.model.dof
-    T = prob.template.tgt_i.shape[0]
+    tpl = prob.template
+    nq = tpl.model.nq
+    T = tpl.n_targets
     batch = prob.batch
     B = int(np.prod(batch)) if batch else 1
-    tgts = prob.tgt_f.reshape(B, T, 24)
+    tgts = np.array(prob.tgt_f.reshape(B, T, L.TARGET_SIZE))
     for b in range(B):  # bad targets are errors before any optimisation runs
-        st = K.check_targets(prob.template.tgt_i, np.ascontiguousarray(tgts[b]))
-        if st != K.ST_OK:
-            from . import _raise_status
-
+        st = check_targets(tpl.tgt_i, tgts[b])  # also projects near-rigid rotations
+        if st != L.ST_OK:
             idx = tuple(int(i) for i in np.unravel_index(b, batch)) if batch else ()
-            where = f" (batch item {idx})" if batch else ""
-            _raise_status(st, where)
-    q0s = np.broadcast_to(prob.q0, (*batch, dof)).reshape(B, dof)
-    qs = np.empty((B, dof))
+            raise_status(st, f" (batch item {idx})" if batch else "")
+    q0s = np.broadcast_to(prob.q0, (*batch, nq)).reshape(B, nq)
+    qs = np.empty((B, nq))
     errs = np.empty((B, T, 2))
     its = np.empty(B, dtype=np.int64)
     rs = np.empty(B, dtype=np.int64)
     ok = np.empty(B, dtype=bool)
+    seed = tpl.options.draw_seed()
     for b in range(B):
-        qs[b], errs[b], its[b], rs[b], ok[b] = _one(prob, tgts[b], q0s[b], time.perf_counter())
-    reach = _reachable(prob, tgts, q0s)
-    if not batch:
-        return IKResult(
-            q=qs[0],
-            success=bool(ok[0]),
-            position_error=errs[0, :, 0],
-            orientation_error=errs[0, :, 1],
-            iterations=int(its[0]),
-            restarts=int(rs[0]),
-            elapsed=time.perf_counter() - t0,
-            message=_message(bool(ok[0]), bool(reach[0]), int(its[0]), int(rs[0])),
-            reachable=bool(reach[0]),
-            frames=prob.template.frames,
-            method=prob.template.method,
+        qs[b], errs[b], its[b], rs[b], ok[b] = _one(
+            prob, tgts[b], q0s[b], time.perf_counter(), seed + b
         )
-    return IKResult(
-        q=qs.reshape(*batch, dof),
-        success=ok.reshape(batch),
-        position_error=errs[:, :, 0].reshape(*batch, T),
-        orientation_error=errs[:, :, 1].reshape(*batch, T),
-        iterations=its.reshape(batch),
-        restarts=rs.reshape(batch),
-        elapsed=time.perf_counter() - t0,
-        message=np.where(ok, "converged", "not converged").reshape(batch),
-        reachable=reach.reshape(batch),
-        frames=prob.template.frames,
-        method=prob.template.method,
-    )
+    return make_result(
+        q=qs, success=ok, position_error=errs[:, :, 0], orientation_error=errs[:, :, 1],
+        iterations=its, restarts=rs, reachable=_reachable(prob, tgts, q0s), batch=batch,
+        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+    )  # fmt: skip
 
 
 def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:
     """Reach check of the compiled solver (zero iterations) for each item."""
-    from . import run
-    from .problem import Problem as P
+    from .problem import cached_template
+    from .solve import run
 
     tpl = prob.template
-    icfg = tpl.icfg.copy()
-    icfg[K.I_MAX_ITER] = 0
-    icfg[K.I_RESTARTS] = 0
-    icfg[K.I_RECORD] = 0
-    import dataclasses
-
-    probe = dataclasses.replace(tpl, icfg=icfg, record=False)
-    batch = (tgts.shape[0],)
-    r = run(P(probe, tgts, q0s, batch), time.perf_counter())
+    probe_opts = dataclasses.replace(
+        tpl.options, method="dls", max_iter=0, restarts=0, record=False, time_budget=None
+    )
+    probe = cached_template(tpl.model, tpl.frames, tuple(int(k) for k in tpl.tgt_i[:, 1]),
+                            tgts[0], probe_opts)  # fmt: skip
+    r = run(probe, np.ascontiguousarray(tgts), np.ascontiguousarray(q0s), (tgts.shape[0],),
+            probe_opts, time.perf_counter())  # fmt: skip
     return np.asarray(r.reachable, dtype=bool)

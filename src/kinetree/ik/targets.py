@@ -15,6 +15,16 @@ from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, NotRigidError
+from .layout import (
+    KIND_DIRECTION,
+    KIND_FRAME,
+    T_POINT,
+    T_POS,
+    T_ROT,
+    T_W_POS,
+    T_W_ROT,
+    TARGET_SIZE,
+)
 
 __all__ = ["Direction", "Orientation", "Pose", "Position", "Target"]
 
@@ -96,20 +106,14 @@ class Direction:
 
 Target = Position | Orientation | Pose | Direction
 
-# Layout of one target row in the kernels' float array (see ik/_kernels.py).
-TF_SIZE = 24
-KIND_FRAME = 0
-KIND_DIRECTION = 1
+_POSE_ROW = np.zeros(TARGET_SIZE)
+_POSE_ROW[T_W_POS : T_W_ROT + 3] = 1.0
+_POSITION_ROW = np.zeros(TARGET_SIZE)
+_POSITION_ROW[T_ROT : T_ROT + 9] = _EYE9
+_POSITION_ROW[T_W_POS : T_W_POS + 3] = 1.0
 
 
-_POSE_ROW = np.zeros(TF_SIZE)
-_POSE_ROW[12:18] = 1.0
-_POSITION_ROW = np.zeros(TF_SIZE)
-_POSITION_ROW[3:12] = np.eye(3).reshape(9)
-_POSITION_ROW[12:15] = 1.0
-
-
-def _encode_plain(target: Any) -> np.ndarray | None:
+def encode_plain(target: Any) -> np.ndarray | None:
     """The common case without masks, weights or offsets, for one float64 target: the
     per-frame cost of animation loops. None when the general path is needed."""
     tp = type(target)
@@ -128,8 +132,8 @@ def _encode_plain(target: Any) -> np.ndarray | None:
             if not (T[3, 0] == 0.0 and T[3, 1] == 0.0 and T[3, 2] == 0.0 and T[3, 3] == 1.0):
                 return None  # the general path raises the right error
             tf = _POSE_ROW.copy()
-            tf[0:3] = T[:3, 3]
-            tf[3:12] = T[:3, :3].ravel()
+            tf[T_POS : T_POS + 3] = T[:3, 3]
+            tf[T_ROT : T_ROT + 9] = T[:3, :3].ravel()
             return tf
     elif tp is Position:
         p = target.xyz
@@ -144,19 +148,17 @@ def _encode_plain(target: Any) -> np.ndarray | None:
             if not np.isfinite(p).all():
                 return None  # the general path raises the error
             tf = _POSITION_ROW.copy()
-            tf[0:3] = p
+            tf[T_POS : T_POS + 3] = p
             return tf
     return None
 
 
 def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
-    """``(tf, kind, batch_shape)``: the target as ``(..., 24)`` floats for the kernels.
-
-    Layout: ``[0:3]`` position or direction, ``[3:12]`` rotation (row-major),
-    ``[12:18]`` weights (x, y, z position; x, y, z rotation), ``[18:21]`` point
-    offset or local axis. Rigidity and finiteness are checked here once.
+    """``(tf, kind, batch_shape)``: the target as ``(..., TARGET_SIZE)`` rows for the
+    kernels (slots named in :mod:`kinetree.ik.layout`). Finiteness is checked here;
+    rigidity of 4x4 poses by the kernel itself.
     """
-    fast = _encode_plain(target)
+    fast = encode_plain(target)
     if fast is not None:
         return fast, KIND_FRAME, ()
     if isinstance(target, np.ndarray) or isinstance(target, (list, tuple)):
@@ -178,23 +180,27 @@ def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
                     where = f" (batch item {idx})"
                 raise exc(f"target pose{where} {what}")
         batch = T.shape[:-2]
-        tf = np.zeros((*batch, TF_SIZE))
-        tf[..., 0:3] = T[..., :3, 3]
-        tf[..., 3:12] = T[..., :3, :3].reshape(*batch, 9)
-        tf[..., 12:15] = _weights(target.position_mask, target.position_weight, "position")
-        tf[..., 15:18] = _weights(target.orientation_mask, target.orientation_weight, "orientation")
+        tf = np.zeros((*batch, TARGET_SIZE))
+        tf[..., T_POS : T_POS + 3] = T[..., :3, 3]
+        tf[..., T_ROT : T_ROT + 9] = T[..., :3, :3].reshape(*batch, 9)
+        tf[..., T_W_POS : T_W_POS + 3] = _weights(
+            target.position_mask, target.position_weight, "position"
+        )
+        tf[..., T_W_ROT : T_W_ROT + 3] = _weights(
+            target.orientation_mask, target.orientation_weight, "orientation"
+        )
         if target.point is not None:
-            tf[..., 18:21] = _vec3(target.point, "point", 0.0)
+            tf[..., T_POINT : T_POINT + 3] = _vec3(target.point, "point", 0.0)
         return tf, KIND_FRAME, batch
     if isinstance(target, Position):
         p = as_array(target.xyz, "target position", (3,))
         batch = p.shape[:-1]
-        tf = np.zeros((*batch, TF_SIZE))
-        tf[..., 0:3] = p
-        tf[..., 3:12] = _EYE9
-        tf[..., 12:15] = _weights(target.mask, target.weight, "position")
+        tf = np.zeros((*batch, TARGET_SIZE))
+        tf[..., T_POS : T_POS + 3] = p
+        tf[..., T_ROT : T_ROT + 9] = _EYE9
+        tf[..., T_W_POS : T_W_POS + 3] = _weights(target.mask, target.weight, "position")
         if target.point is not None:
-            tf[..., 18:21] = _vec3(target.point, "point", 0.0)
+            tf[..., T_POINT : T_POINT + 3] = _vec3(target.point, "point", 0.0)
         return tf, KIND_FRAME, batch
     if isinstance(target, Orientation):
         R = as_array(target.R, "target orientation", (3, 3))
@@ -203,30 +209,38 @@ def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
         T[..., 3, 3] = 1.0
         check_rigid(T, "target orientation")
         batch = R.shape[:-2]
-        tf = np.zeros((*batch, TF_SIZE))
-        tf[..., 3:12] = R.reshape(*batch, 9)
-        tf[..., 15:18] = _weights(target.mask, target.weight, "orientation")
+        tf = np.zeros((*batch, TARGET_SIZE))
+        tf[..., T_ROT : T_ROT + 9] = R.reshape(*batch, 9)
+        tf[..., T_W_ROT : T_W_ROT + 3] = _weights(target.mask, target.weight, "orientation")
         return tf, KIND_FRAME, batch
     if isinstance(target, Direction):
         d = as_array(target.direction, "target direction", (3,))
         a = as_array(target.axis, "direction axis", (3,))
         if a.shape != (3,):
             raise InvalidValueError("Direction.axis must be one 3-vector in the frame")
+        # Scale by the largest component first: the norm of [1e300, 1e300, 0] overflows.
+        d = d / np.maximum(np.max(np.abs(d), axis=-1, keepdims=True), 1e-300)
+        a = a / max(float(np.max(np.abs(a))), 1e-300)
         nd = np.linalg.norm(d, axis=-1, keepdims=True)
         na = float(np.linalg.norm(a))
         if np.any(nd < 1e-12) or na < 1e-12:
             raise InvalidValueError("Direction needs non-zero direction and axis vectors")
-        w = float(target.weight)
+        wt = target.weight
+        if isinstance(wt, bool) or not isinstance(wt, (int, float, np.integer, np.floating)):
+            raise InvalidValueError(
+                f"Direction weight must be one number >= 0, got {target.weight!r}"
+            )
+        w = float(wt)
         if not np.isfinite(w) or w < 0:
             raise InvalidValueError(
                 f"Direction weight must be finite and >= 0, got {target.weight!r}"
             )
         batch = d.shape[:-1]
-        tf = np.zeros((*batch, TF_SIZE))
-        tf[..., 0:3] = d / nd
-        tf[..., 3:12] = np.eye(3).reshape(9)
-        tf[..., 15:18] = w
-        tf[..., 18:21] = a / na
+        tf = np.zeros((*batch, TARGET_SIZE))
+        tf[..., T_POS : T_POS + 3] = d / nd
+        tf[..., T_ROT : T_ROT + 9] = _EYE9
+        tf[..., T_W_ROT : T_W_ROT + 3] = w
+        tf[..., T_POINT : T_POINT + 3] = a / na
         return tf, KIND_DIRECTION, batch
     raise InvalidValueError(
         f"target of type {type(target).__name__} is not understood; give a 4x4 pose array, "

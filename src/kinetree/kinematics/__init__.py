@@ -11,70 +11,83 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+import weakref
+
+from .._threads import run_chunks
 from .._validate import as_array
 from ..errors import ShapeError
 from ..model import Model
 from . import _kernels
+from .layout import packed
 
-__all__ = ["fk", "fk_all", "jacobian", "needed_nodes"]
+__all__ = ["fk", "fk_all", "jacobian", "needed_nodes", "packed"]
+
+# Index arrays per model (nodes FK must visit for a set of frames), kept outside the
+# frozen model and dropped with it.
+_NEEDED: weakref.WeakKeyDictionary[Model, dict[tuple[int, ...], np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def needed_nodes(model: Model, frames: np.ndarray) -> np.ndarray:
+def needed_nodes(model: Model, frames: np.ndarray | tuple[int, ...]) -> np.ndarray:
     """Sorted node indices on the paths from the root to ``frames`` (what FK must visit)."""
-    return _needed(model, tuple(int(f) for f in frames))
-
-
-def _needed(model: Model, frames: tuple[int, ...]) -> np.ndarray:
-    cache: dict[tuple[int, ...], np.ndarray] = model.__dict__.setdefault("_needed_nodes", {})
-    out = cache.get(frames)
+    key = tuple(int(f) for f in frames)
+    cache = _NEEDED.get(model)
+    if cache is None:
+        cache = _NEEDED[model] = {}
+    out = cache.get(key)
     if out is None:
         keep = np.zeros(model.n_nodes, dtype=bool)
-        for f in frames:
+        for f in key:
             keep[model.ancestors(f)] = True
         out = np.nonzero(keep)[0].astype(np.int64)
         out.setflags(write=False)
-        cache[frames] = out
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = out
     return out
-
-
-def _frame_array(model: Model, node: int) -> np.ndarray:
-    cache: dict[int, np.ndarray] = model.__dict__.setdefault("_frame_arrays", {})
-    out = cache.get(node)
-    if out is None:
-        out = np.array([node], dtype=np.int64)
-        out.setflags(write=False)
-        cache[node] = out
-    return out
-
-
-def _fk_kernel(n: int) -> Any:
-    """One row at a time for small batches; blocked, vectorised and threaded for large."""
-    return _kernels.fk_batch_blocked if n >= _kernels.PARALLEL_MIN else _kernels.fk_batch_serial
 
 
 def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
     qa = as_array(q, "q", (model.dof,))
     batch = qa.shape[:-1]
-    return np.ascontiguousarray(qa.reshape(int(np.prod(batch, dtype=np.int64)), model.dof)), batch
+    Q = qa.reshape(int(np.prod(batch, dtype=np.int64)), model.dof)
+    # One specialisation per kernel: C-contiguous, writable float64 (a read-only input
+    # would otherwise compile a second copy of every kernel).
+    return np.require(Q, np.float64, ("C", "W")), batch
+
+
+def _fk_frames(model: Model, Q: np.ndarray, nodes: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    fdata, idata = packed(model)
+    N = Q.shape[0]
+    out = np.empty((N, frames.shape[0], 4, 4))
+    if N < _kernels.PARALLEL_MIN:
+        _kernels.fk_rows(Q, fdata, idata, nodes, frames, out, 0, N)
+    else:
+        # Chunks are whole blocks of the vectorised kernel.
+        run_chunks(
+            lambda a, b: _kernels.fk_blocked(Q, fdata, idata, nodes, frames, out, a, b),
+            N,
+            64 * _kernels.BLOCK,
+        )
+    return out
 
 
 def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:
     """World pose ``(..., 4, 4)`` of ``frame`` (default: the first end effector)."""
     node = model.frame_index(frame)
     Q, batch = _as_q(model, q)
-    fdata, idata = model.packed
-    frames = _frame_array(model, node)
-    out = _fk_kernel(Q.shape[0])(Q, fdata, idata, _needed(model, (node,)), frames)
+    frames = np.array([node], dtype=np.int64)
+    out = _fk_frames(model, Q, needed_nodes(model, (node,)), frames)
     return out.reshape(*batch, 4, 4)
 
 
 def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
     """World poses ``(..., n_frames, 4, 4)`` of every frame, in ``model.frame_names`` order."""
     Q, batch = _as_q(model, q)
-    fdata, idata = model.packed
     frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
     nodes = np.arange(model.n_nodes, dtype=np.int64)
-    out = _fk_kernel(Q.shape[0])(Q, fdata, idata, nodes, frames)
+    out = _fk_frames(model, Q, nodes, frames)
     return out.reshape(*batch, len(frames), 4, 4)
 
 
@@ -95,8 +108,14 @@ def jacobian(
         off = as_array(point, "point", (3,))
         if off.shape != (3,):
             raise ShapeError(f"point must be one offset of shape (3,), got {off.shape}")
-    fdata, idata = model.packed
-    big = Q.shape[0] >= _kernels.PARALLEL_MIN
-    kernel = _kernels.jacobian_batch if big else _kernels.jacobian_batch_serial
-    out = kernel(Q, fdata, idata, _needed(model, (node,)), node, off)
+        off = np.require(off, np.float64, ("C", "W"))
+    fdata, idata = packed(model)
+    nodes = needed_nodes(model, (node,))
+    N = Q.shape[0]
+    out = np.zeros((N, 6, model.dof))
+    run_chunks(
+        lambda a, b: _kernels.jacobian_rows(Q, fdata, idata, nodes, node, off, out, a, b),
+        N,
+        1024,
+    )
     return out.reshape(*batch, 6, model.dof)

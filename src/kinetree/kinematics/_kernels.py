@@ -1,16 +1,9 @@
 """Compiled forward kinematics and Jacobians over a model's packed arrays.
 
-A model reaches the kernels as two arrays (see :meth:`kinetree.Model.packed`):
-
-``fdata[i]`` (float64, 17): origin of node ``i`` relative to its parent as a 3x4
-row-major block (0:12), joint axis in the node frame (12:15), mimic multiplier
-(15) and offset (16).
-
-``idata[i]`` (int64, 4): parent index (-1 for the root), joint type (0 fixed,
-1 revolute, 2 prismatic), index into ``q`` (-1 when the node has no DoF), and an
-axis code (+-1, +-2, +-3 for +-x, +-y, +-z; 0 for a general axis).
-
-World transforms are kept as ``(n, 3, 4)`` blocks; the last row is implicit.
+The arrays ``fdata`` and ``idata`` and the names of their columns are described in
+:mod:`kinetree.kinematics.layout`. World transforms are kept as ``(n, 3, 4)`` blocks;
+the last row is implicit. Batch kernels work on a range ``[start, stop)`` of the batch
+and release the GIL, so :func:`kinetree._threads.run_chunks` spreads them over cores.
 """
 
 from __future__ import annotations
@@ -18,11 +11,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-FIXED = 0
-REVOLUTE = 1
-PRISMATIC = 2
+from ..model import JointType
+from .layout import (
+    F_AXIS,
+    F_MIMIC_OFFSET,
+    F_MIMIC_SCALE,
+    I_AXIS_CODE,
+    I_PARENT,
+    I_Q_INDEX,
+    I_TYPE,
+)
+
+FIXED = int(JointType.FIXED)
+REVOLUTE = int(JointType.REVOLUTE)
+PRISMATIC = int(JointType.PRISMATIC)
 
 
 @njit(cache=True)
@@ -34,8 +38,8 @@ def node_transform(
     Written with scalar indexing only (no array views) because this is the
     innermost loop of every solver.
     """
-    p = idata[i, 0]
-    jt = idata[i, 1]
+    p = idata[i, I_PARENT]
+    jt = idata[i, I_TYPE]
     if p < 0:
         for r in range(3):
             for col in range(4):
@@ -53,9 +57,10 @@ def node_transform(
             W[i, r, 2] = a0 * o02 + a1 * o12 + a2 * o22
             W[i, r, 3] = a0 * o03 + a1 * o13 + a2 * o23 + W[p, r, 3]
     if jt == REVOLUTE:
-        qi = idata[i, 2]
-        th = fdata[i, 16] if qi < 0 else fdata[i, 15] * q[qi] + fdata[i, 16]
-        code = idata[i, 3]
+        qi = idata[i, I_Q_INDEX]
+        off = fdata[i, F_MIMIC_OFFSET]
+        th = off if qi < 0 else fdata[i, F_MIMIC_SCALE] * q[qi] + off
+        code = idata[i, I_AXIS_CODE]
         c = math.cos(th)
         s = math.sin(th)
         if code != 0:
@@ -71,7 +76,7 @@ def node_transform(
                 W[i, r, j] = c * cj + s * ck
                 W[i, r, k] = c * ck - s * cj
         else:
-            x, y, z = fdata[i, 12], fdata[i, 13], fdata[i, 14]
+            x, y, z = fdata[i, F_AXIS], fdata[i, F_AXIS + 1], fdata[i, F_AXIS + 2]
             t = 1.0 - c
             R00 = c + x * x * t
             R01 = x * y * t - z * s
@@ -90,9 +95,10 @@ def node_transform(
                 W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
                 W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
     elif jt == PRISMATIC:
-        qi = idata[i, 2]
-        d = fdata[i, 16] if qi < 0 else fdata[i, 15] * q[qi] + fdata[i, 16]
-        x, y, z = fdata[i, 12], fdata[i, 13], fdata[i, 14]
+        qi = idata[i, I_Q_INDEX]
+        off = fdata[i, F_MIMIC_OFFSET]
+        d = off if qi < 0 else fdata[i, F_MIMIC_SCALE] * q[qi] + off
+        x, y, z = fdata[i, F_AXIS], fdata[i, F_AXIS + 1], fdata[i, F_AXIS + 2]
         for r in range(3):
             W[i, r, 3] += d * (W[i, r, 0] * x + W[i, r, 1] * y + W[i, r, 2] * z)
 
@@ -123,11 +129,11 @@ def jacobian_add(
     px, py, pz = p[0], p[1], p[2]
     k = node
     while k >= 0:
-        jt = idata[k, 1]
-        qi = idata[k, 2]
+        jt = idata[k, I_TYPE]
+        qi = idata[k, I_Q_INDEX]
         if jt != FIXED and qi >= 0:
-            mul = fdata[k, 15]
-            x, y, z = fdata[k, 12], fdata[k, 13], fdata[k, 14]
+            mul = fdata[k, F_MIMIC_SCALE]
+            x, y, z = fdata[k, F_AXIS], fdata[k, F_AXIS + 1], fdata[k, F_AXIS + 2]
             ax = W[k, 0, 0] * x + W[k, 0, 1] * y + W[k, 0, 2] * z
             ay = W[k, 1, 0] * x + W[k, 1, 1] * y + W[k, 1, 2] * z
             az = W[k, 2, 0] * x + W[k, 2, 1] * y + W[k, 2, 2] * z
@@ -145,7 +151,7 @@ def jacobian_add(
                 J[0, qi] += mul * ax
                 J[1, qi] += mul * ay
                 J[2, qi] += mul * az
-        k = idata[k, 0]
+        k = idata[k, I_PARENT]
 
 
 @njit(cache=True, inline="always")
@@ -160,21 +166,19 @@ def to_homogeneous(W: np.ndarray, out: np.ndarray) -> None:
     out[3, 3] = 1.0
 
 
-@njit(cache=True)
-def fk_batch_serial(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray
-) -> np.ndarray:
-    """World poses ``(N, F, 4, 4)`` of ``frames`` for each row of ``Q`` ``(N, dof)``, one
-    row at a time (small batches; large ones use :func:`fk_batch_blocked`)."""
-    N = Q.shape[0]
+@njit(cache=True, nogil=True)
+def fk_rows(
+    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray,
+    out: np.ndarray, start: int, stop: int,
+) -> None:  # fmt: skip
+    """World poses ``out[b]`` (F, 4, 4) of ``frames`` for rows ``start..stop`` of ``Q``
+    ``(N, nq)``, one row at a time (small batches; large ones use :func:`fk_blocked`)."""
     F = frames.shape[0]
-    out = np.empty((N, F, 4, 4))
     W = np.empty((fdata.shape[0], 3, 4))
-    for b in range(N):
+    for b in range(start, stop):
         fk_nodes(Q[b], fdata, idata, nodes, W)
         for f in range(F):
             to_homogeneous(W[frames[f]], out[b, f])
-    return out
 
 
 @njit(cache=True)
@@ -191,65 +195,45 @@ def jacobian_row(
     jacobian_add(fdata, idata, W, frame, p, J)
 
 
-@njit(cache=True, parallel=True)
-def jacobian_batch(
+@njit(cache=True, nogil=True)
+def jacobian_rows(
     Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
-    offset: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """Geometric Jacobians ``(N, 6, dof)`` for each row of ``Q``, on all cores."""
-    N = Q.shape[0]
-    out = np.zeros((N, 6, Q.shape[1]))
-    n_chunks = min(N, 64)
-    for c in prange(n_chunks):
-        W = np.empty((fdata.shape[0], 3, 4))
-        for b in range(c * N // n_chunks, (c + 1) * N // n_chunks):
-            jacobian_row(Q[b], fdata, idata, nodes, frame, offset, W, out[b])
-    return out
-
-
-@njit(cache=True)
-def jacobian_batch_serial(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
-    offset: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """:func:`jacobian_batch` on one thread (small batches)."""
-    N = Q.shape[0]
-    out = np.zeros((N, 6, Q.shape[1]))
+    offset: np.ndarray, out: np.ndarray, start: int, stop: int,
+) -> None:  # fmt: skip
+    """Geometric Jacobians ``out[b]`` (6, nv) for rows ``start..stop`` of ``Q``;
+    ``out`` must be zeroed."""
     W = np.empty((fdata.shape[0], 3, 4))
-    for b in range(N):
+    for b in range(start, stop):
         jacobian_row(Q[b], fdata, idata, nodes, frame, offset, W, out[b])
-    return out
 
 
-_BLOCK = 32  # configurations per block in the vectorised batch FK
+BLOCK = 32  # configurations per block in the vectorised batch FK
 
 
-@njit(cache=True, parallel=True)
-def fk_batch_blocked(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray
-) -> np.ndarray:
-    """:func:`fk_batch_serial` for large batches, vectorised across configurations.
+@njit(cache=True, nogil=True)
+def fk_blocked(
+    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray,
+    out: np.ndarray, start: int, stop: int,
+) -> None:  # fmt: skip
+    """:func:`fk_rows` for large batches, vectorised across configurations; ``start``
+    must be a multiple of the block size.
 
     The same recurrence as :func:`node_transform`, laid out structure-of-arrays:
     blocks of 32 configurations, each matrix entry a contiguous run over the block, so
     the compiler emits SIMD code for the products (2.4x fewer CPU cycles than one
-    configuration at a time). Tests check it against :func:`fk_batch_serial` to the last bit.
+    configuration at a time). Tests check it against :func:`fk_rows` to the last bit.
     """
-    N = Q.shape[0]
     n = fdata.shape[0]
     F = frames.shape[0]
-    out = np.empty((N, F, 4, 4))
-    n_blocks = (N + _BLOCK - 1) // _BLOCK
-    for blk in prange(n_blocks):
-        W = np.empty((n, 12, _BLOCK))
-        cs = np.empty(_BLOCK)
-        sn = np.empty(_BLOCK)
-        b0 = blk * _BLOCK
-        nb = min(_BLOCK, N - b0)
+    W = np.empty((n, 12, BLOCK))
+    cs = np.empty(BLOCK)
+    sn = np.empty(BLOCK)
+    for b0 in range(start, stop, BLOCK):
+        nb = min(BLOCK, stop - b0)
         for t in range(nodes.shape[0]):
             i = nodes[t]
-            p = idata[i, 0]
-            jt = idata[i, 1]
+            p = idata[i, I_PARENT]
+            jt = idata[i, I_TYPE]
             if p < 0:
                 for e in range(12):
                     v = fdata[i, e]
@@ -271,10 +255,10 @@ def fk_batch_blocked(
                             )
             if jt == FIXED:
                 continue
-            qi = idata[i, 2]
-            mul = fdata[i, 15]
-            off = fdata[i, 16]
-            ax, ay, az = fdata[i, 12], fdata[i, 13], fdata[i, 14]
+            qi = idata[i, I_Q_INDEX]
+            mul = fdata[i, F_MIMIC_SCALE]
+            off = fdata[i, F_MIMIC_OFFSET]
+            ax, ay, az = fdata[i, F_AXIS], fdata[i, F_AXIS + 1], fdata[i, F_AXIS + 2]
             if jt == PRISMATIC:
                 for b in range(nb):
                     d = off if qi < 0 else mul * Q[b0 + b, qi] + off
@@ -287,7 +271,7 @@ def fk_batch_blocked(
                 th = off if qi < 0 else mul * Q[b0 + b, qi] + off
                 cs[b] = math.cos(th)
                 sn[b] = math.sin(th)
-            code = idata[i, 3]
+            code = idata[i, I_AXIS_CODE]
             if code != 0:
                 sg = 1.0
                 if code < 0:
@@ -334,8 +318,7 @@ def fk_batch_blocked(
                 out[b0 + b, f, 3, 1] = 0.0
                 out[b0 + b, f, 3, 2] = 0.0
                 out[b0 + b, f, 3, 3] = 1.0
-    return out
 
 
-# Threads pay off only for large batches (waking the pool costs more than a small one).
+# The blocked layout and threads pay off only for large batches.
 PARALLEL_MIN = 256

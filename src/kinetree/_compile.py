@@ -1,0 +1,80 @@
+"""Compilation on first use: a notice when it takes long, and a way to do it ahead.
+
+numba compiles a kernel the first time it runs with a new type signature and caches
+the machine code on disk, so only the first process on a machine pays. kinetree's
+kernels compile per method, on their first use; :func:`notice` prints one line when
+a first call has not returned within a second, and :func:`warmup` (also
+``kinetree warmup``, run by the Makefile's set-up) compiles the common kernels ahead.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["notice", "warmup"]
+
+_SEEN: set[int] = set()
+_PRINTED = False
+
+
+@contextmanager
+def notice(kernel: Any) -> Iterator[None]:
+    """Around a call of a compiled ``kernel``: the first time in this process, print
+    "compiling kinetree kernels ..." to stderr if the call takes over a second."""
+    global _PRINTED
+    if id(kernel) in _SEEN or _PRINTED:
+        yield
+        return
+    _SEEN.add(id(kernel))
+
+    def say() -> None:
+        global _PRINTED
+        if not _PRINTED:
+            _PRINTED = True
+            print(
+                "kinetree: compiling kernels, once (cached on disk; `kinetree warmup` "
+                "does it ahead) ...",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    timer = threading.Timer(1.0, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
+    """Compile the kernels of FK, Jacobians and IK with ``methods`` (a tuple of
+    :data:`kinetree.ik.METHODS`; default the ``auto`` method) ahead of use; returns
+    the seconds it took."""
+    import numpy as np
+
+    from .io import load
+    from .ik.targets import Position
+
+    t0 = time.perf_counter()
+    model = load("panda")
+    Q = model.random_configuration(300, rng=0)
+    T = model.fk(Q)  # batch and row kernels
+    model.fk(Q[0])
+    model.fk_all(Q[:2])
+    model.jacobian(Q[:2])
+    for method in methods:
+        if verbose:
+            print(f"kinetree warmup: {method} ...", file=sys.stderr, flush=True)
+        model.ik(T[0], method=method)
+        if method in ("auto", "dls", "pinv", "transpose", "sdls", "ccd"):
+            model.ik(Position(T[1][:3, 3]), method=method)
+    if "auto" in methods:
+        model.ik(T[:20])
+        model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
+    return time.perf_counter() - t0

@@ -1,0 +1,285 @@
+"""The iteration loop shared by every compiled method, and the range driver around it.
+
+:func:`solve_one` solves one problem: it starts from ``q0`` (clipped into the limits),
+and per iteration computes FK, the task errors and their badness (largest error over
+tolerance), keeps the best configuration, and calls the method's ``update``. An
+attempt ends when solved, after ``max_iter`` iterations, or when it stalls; then a
+random restart within the limits begins, until solved, out of restarts or out of
+time. Errors in the result are always those of FK at the returned ``q``.
+
+It allocates nothing: the scratch (:class:`~kinetree.ik.layout.Work`), the clock
+buffer and the random state come from the caller, so the same source can be
+compiled for a GPU thread. :func:`solve_range` runs it over a slice of a batch and is
+what the per-method drivers in :mod:`kinetree.ik._drivers` call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..kinematics._kernels import fk_nodes
+from ._steps import SWING_TWIST, update
+from ._swing_twist import project_all
+from ._tasks import (
+    badness,
+    check_raw_pose,
+    check_targets,
+    load_targets,
+    monotonic,
+    rand01,
+    task_errors,
+)
+from .layout import (
+    R_HISTORY,
+    R_ITERATIONS,
+    R_REACHABLE,
+    R_RESTARTS,
+    R_STATUS,
+    ST_NONFINITE,
+    ST_NOT_CONVERGED,
+    ST_OK,
+    T_POS,
+    Config,
+    Work,
+    carve,
+    info_index,
+    read_config,
+    scratch_len,
+    unpack,
+)
+
+
+@njit(cache=True, inline="always")
+def clip_active(cf: Config, q: np.ndarray) -> None:
+    """Active DoF of ``q`` into the limits (when they are on)."""
+    if cf.limits:
+        act, lo, hi = cf.active, cf.lo, cf.hi
+        for kk in range(cf.na):
+            k = act[kk]
+            q[k] = min(max(q[k], lo[k]), hi[k])
+
+
+@njit(cache=True, inline="always")
+def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool) -> None:
+    """Ball joints with swing-twist limits back within them; ``from_zero`` anchors the
+    projection at the zero pose (a new start) instead of the previous iterate."""
+    if from_zero:
+        q_prev, act, lo, hi = w.q_prev, cf.active, cf.lo, cf.hi
+        q_prev[:] = w.q
+        for kk in range(cf.na):
+            k = act[kk]
+            q_prev[k] = min(max(0.0, lo[k]), hi[k])
+    project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi)
+
+
+@njit(cache=True, inline="always")
+def swing_twist_project(
+    method: int, cf: Config, w: Work, fdata: np.ndarray, from_zero: bool
+) -> None:
+    """:func:`project_swing_twist` when ``method`` carries the ``SWING_TWIST`` flag."""
+    if method & SWING_TWIST:
+        project_swing_twist(cf, w, fdata, from_zero)
+
+
+@njit(cache=True, inline="always")
+def check_reach(cf: Config, w: Work) -> tuple[bool, bool]:
+    """``(reachable, clamped)``: a pivot does not move (nothing above it is active), so a
+    target farther than ``reach`` from it cannot be closed by any configuration. When
+    ``clamp`` is on, such a target is moved onto the reachable sphere in ``w.tgt``."""
+    reachable = True
+    clamped = False
+    tgt, W, pivot, reach = w.tgt, w.W, cf.pivot, cf.reach
+    for t in range(tgt.shape[0]):
+        pv = pivot[t]
+        if pv < 0:
+            continue
+        d = 0.0
+        for r in range(3):
+            d += (tgt[t, T_POS + r] - W[pv, r, 3]) ** 2
+        d = math.sqrt(d)
+        if d > reach[t] * (1.0 + 1e-12) + 1e-12:
+            reachable = False
+            if cf.clamp:
+                clamped = True
+                sc = reach[t] * (1.0 - 1e-9) / d
+                for r in range(3):
+                    p = W[pv, r, 3]
+                    tgt[t, T_POS + r] = p + (tgt[t, T_POS + r] - p) * sc
+    return reachable, clamped
+
+
+@njit(cache=True, inline="always")
+def record(w: Work, hist_q: np.ndarray, hist_e: np.ndarray, row: int) -> int:
+    """Append the iterate and its largest errors to the history; the next free row."""
+    if row >= hist_q.shape[0]:
+        return row
+    hist_q[row, :] = w.q
+    errs = w.errs
+    mp = 0.0
+    mr = 0.0
+    for t in range(errs.shape[0]):
+        mp = max(mp, errs[t, 0])
+        mr = max(mr, errs[t, 1])
+    hist_e[row, 0] = mp
+    hist_e[row, 1] = mr
+    return row + 1
+
+
+@njit(cache=True, inline="always")
+def random_start(cf: Config, w: Work, rng: np.ndarray) -> None:
+    """Active DoF uniformly within the sampling bounds."""
+    q, act, lo, hi = w.q, cf.active, cf.sample_lo, cf.sample_hi
+    for kk in range(cf.na):
+        k = act[kk]
+        r = rand01(rng)
+        q[k] = lo[k] * (1.0 - r) + hi[k] * r  # no overflow for limits near the float range
+
+
+@njit(cache=True, inline="always")
+def write_errors(
+    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
+    tgt_i: np.ndarray, tgt: np.ndarray, out: np.ndarray, nq: int,
+) -> float:  # fmt: skip
+    """Errors of FK at ``w.best_q`` against ``tgt`` into ``out``; their badness. A NaN
+    error (a model whose FK is not finite) is reported as inf."""
+    T = tgt_i.shape[0]
+    fk_nodes(w.best_q, fdata, idata, nodes, w.W)
+    task_errors(w.W, tgt_i, tgt, w.err6, w.errs, w.dirs, w.p3, w.M33, w.w3)
+    errs = w.errs
+    for t in range(T):
+        for c in range(2):
+            v = errs[t, c]
+            out[nq + c * T + t] = v if v == v else np.inf
+    return badness(w.errs, cf.tol_p, cf.tol_r)
+
+
+@njit(cache=True)
+def solve_one(
+    method: int, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
+    tgt_i: np.ndarray, rows: np.ndarray, cf: Config, w: Work, src: np.ndarray,
+    q0: np.ndarray, seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray,
+    clock: np.ndarray, rng: np.ndarray,
+) -> None:  # fmt: skip
+    """Solve one problem into the result row ``out`` (layout: ``ik.layout``).
+
+    ``src`` holds the targets (encoded rows, or one raw 4x4 pose); ``method`` is a
+    method code of :mod:`kinetree.ik._steps`, with the ``SWING_TWIST`` flag when ball
+    joints have swing-twist limits."""
+    t_start = monotonic(clock) if cf.budget > 0.0 else 0.0
+    nq = q0.shape[0]
+    info = info_index(nq, tgt_i.shape[0])
+    out[:] = 0.0
+    status = check_raw_pose(src)
+    if status == ST_OK:
+        load_targets(src, w.tgt)
+        status = check_targets(tgt_i, w.tgt)
+    for k in range(nq):
+        if not np.isfinite(q0[k]):
+            status = ST_NONFINITE
+    if status != ST_OK:
+        out[info + R_STATUS] = status
+        for k in range(nq):
+            out[k] = q0[k] if np.isfinite(q0[k]) else 0.0
+        return
+    q = w.q
+    q[:] = q0
+    clip_active(cf, q)
+    swing_twist_project(method, cf, w, fdata, True)
+    w.best_q[:] = q
+    rng[0] = np.uint64(seed)
+    reachable = True
+    clamped = False
+    best = np.inf
+    total_iter = 0
+    hrow = 0
+    attempt = 0
+    status = ST_NOT_CONVERGED
+    while True:
+        best_attempt = np.inf
+        stall = 0
+        it = 0
+        while True:
+            fk_nodes(q, fdata, idata, nodes, w.W)
+            if total_iter == 0 and it == 0 and attempt == 0:
+                reachable, clamped = check_reach(cf, w)
+            task_errors(w.W, tgt_i, w.tgt, w.err6, w.errs, w.dirs, w.p3, w.M33, w.w3)
+            bad = badness(w.errs, cf.tol_p, cf.tol_r)
+            hrow = record(w, hist_q, hist_e, hrow)
+            if bad < best:
+                best = bad
+                w.best_q[:] = q
+            if bad <= 1.0:
+                status = ST_OK
+                break
+            if it >= cf.max_iter:
+                break
+            # Stall: no 1 % progress on this attempt for ``stall`` iterations.
+            if bad < 0.99 * best_attempt:
+                best_attempt = bad
+                stall = 0
+            else:
+                stall += 1
+                if stall >= cf.stall and cf.restarts > 0:
+                    break
+            if cf.budget > 0.0 and (it & 7) == 7 and monotonic(clock) - t_start > cf.budget:
+                break
+            it += 1
+            total_iter += 1
+            w.q_prev[:] = q
+            if not update(method, cf, w, fdata, idata, nodes, tgt_i, rows, bad):
+                break
+            swing_twist_project(method, cf, w, fdata, False)
+        if status == ST_OK:
+            break
+        # Restarts cannot close a gap that no configuration closes: a couple of them
+        # look for a better closest configuration, then stop.
+        if attempt >= cf.restarts or (not reachable and attempt >= 2):
+            break
+        if cf.budget > 0.0 and monotonic(clock) - t_start > cf.budget:
+            break
+        attempt += 1
+        random_start(cf, w, rng)
+        swing_twist_project(method, cf, w, fdata, True)
+    out[:nq] = w.best_q
+    # Reported errors are FK's at the returned q, against the caller's target (not the
+    # clamped one); success is re-judged on them.
+    if clamped:
+        load_targets(src, w.tgt)
+        check_targets(tgt_i, w.tgt)
+    final = write_errors(cf, w, fdata, idata, nodes, tgt_i, w.tgt, out, nq)
+    if status == ST_OK and not final <= 1.0:
+        status = ST_NOT_CONVERGED
+    out[info + R_STATUS] = status
+    out[info + R_ITERATIONS] = total_iter
+    out[info + R_RESTARTS] = attempt
+    out[info + R_HISTORY] = hrow
+    out[info + R_REACHABLE] = 1.0 if reachable else 0.0
+
+
+@njit(cache=True)
+def solve_range(
+    method: int, ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
+    seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
+) -> None:  # fmt: skip
+    """Problems ``start..stop`` of a batch: ``targets`` (B, T, TARGET_SIZE) encoded rows
+    or (B, 4, 4) raw poses; ``q0`` (1, nq) shared or (B, nq); ``out`` (B, result_size).
+    Problem ``b`` draws its restarts from ``seed + b``. Scratch is allocated once here."""
+    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
+    T = tgt_i.shape[0]
+    cf = read_config(cfg, icfg, T)
+    nq = q0.shape[1]
+    nv = cf.dof_node.shape[0]
+    m = rows.shape[0]
+    n = fdata.shape[0]
+    ws = np.zeros(scratch_len(n, nq, nv, m, cf.na, T))
+    w = carve(ws, n, nq, nv, m, cf.na, T)
+    clock = np.empty(2, np.int64)
+    rng = np.empty(1, np.uint64)
+    shared = q0.shape[0] == 1
+    for b in range(start, stop):
+        qb = q0[0] if shared else q0[b]
+        solve_one(method, fdata, idata, nodes, tgt_i, rows, cf, w, targets[b], qb,
+                  seed + b, out[b], hist_q, hist_e, clock, rng)  # fmt: skip

@@ -1,0 +1,320 @@
+"""Every IK option in one frozen, typed object, validated once and used as a cache key.
+
+``Model.ik(target, frame, **options)`` stays the friendly entry point: keyword
+options become an :class:`IKOptions` through :func:`resolve`, which remembers the
+conversion, so a list given as ``active=[...]`` costs what a tuple costs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError, UnknownNameError
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "KERNEL_METHODS",
+    "METHODS",
+    "MIN_TOLERANCE",
+    "IKOptions",
+    "resolve",
+]
+
+#: Every method name :func:`kinetree.ik.solve` accepts.
+METHODS = (
+    "auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg", "analytic",
+)  # fmt: skip
+#: Methods run by the compiled loop (``auto`` is ``dls`` with restarts and a budget).
+KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
+#: Smallest tolerance accepted [m or rad]: below it the error of FK in float64 itself
+#: (about 1e-15 of the model's size) would decide success.
+MIN_TOLERANCE = 1e-12
+#: Largest ``max_iter`` and ``restarts`` accepted.
+MAX_COUNT = 10**9
+#: Most iterates kept by ``record=True`` (the first ones are kept).
+MAX_HISTORY = 100_000
+
+_DEFAULT_MAX_ITER = {"auto": 30, "pinv": 200, "transpose": 2000, "dls": 200, "sdls": 500,
+                     "ccd": 500}  # fmt: skip
+
+
+def _bool(name: str, v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise InvalidValueError(f"{name} must be True or False, got {v!r}")
+
+
+def _count(name: str, v: Any, lo: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= MAX_COUNT:
+        raise InvalidValueError(f"{name} must be an integer in [{lo}, {MAX_COUNT}], got {v!r}")
+    return int(v)
+
+
+def _number(name: str, v: Any, *, zero: bool = False, unit: str = "") -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValueError(f"{name} must be a number{unit}, got {v!r}") from None
+    if isinstance(v, bool) or not math.isfinite(x) or x < 0.0 or (x == 0.0 and not zero):
+        bound = ">= 0" if zero else "> 0"
+        raise InvalidValueError(f"{name} must be finite and {bound}{unit}, got {v!r}")
+    return x
+
+
+def _tolerance(v: Any) -> tuple[float, float]:
+    pair = v if isinstance(v, (tuple, list, np.ndarray)) else (v, v)
+    if len(pair) != 2:
+        raise InvalidValueError(
+            f"tol must be one number or a pair (position [m], rotation [rad]), got {v!r}"
+        )
+    out = []
+    for name, x in zip(("position tolerance", "rotation tolerance"), pair):
+        t = _number(f"tol ({name})", x)
+        if t < MIN_TOLERANCE:
+            raise InvalidValueError(
+                f"tol ({name}) must be at least {MIN_TOLERANCE:g} (float64 FK is not more "
+                f"exact than that), got {x!r}"
+            )
+        out.append(t)
+    return out[0], out[1]
+
+
+def _names(name: str, v: Any) -> tuple[str, ...] | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return (v,)
+    if isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v):
+        return tuple(v)
+    raise InvalidValueError(
+        f"{name} must be a joint/frame name or a list of names, got {v!r}"
+    )
+
+
+@dataclass(frozen=True)
+class IKOptions:
+    """Options of :func:`kinetree.ik.solve` (``Model.ik``), each with its default and unit.
+
+    Build one directly (``IKOptions(method="dls", tol=1e-8)``) or let ``Model.ik``
+    build it from keyword arguments; every field is checked once, here, and a bad
+    value raises :class:`~kinetree.errors.InvalidValueError` naming the option and its
+    valid range. Instances are immutable and hashable: the cache key of a solve's
+    compiled layout.
+
+    Attributes:
+        method: one of :data:`METHODS`. ``"auto"``: damped least squares with
+            adaptive damping, the active set at limits, random restarts and a time
+            budget.
+        active: joint, group or preset names that may move; None: all.
+        tol: (position [m], rotation [rad]); a single number sets both. At least
+            :data:`MIN_TOLERANCE`.
+        max_iter: iterations per attempt; None: 30 for auto, 200 pinv/dls, 2000
+            transpose, 500 sdls/ccd.
+        restarts: random restarts within the limits after the first attempt; None:
+            200 for auto, else 0.
+        time_budget: wall-clock budget per solve [s]; None: 0.05 for auto, else
+            unlimited.
+        step: scale of each step (alpha).
+        damping: DLS damping, ``lambda = damping * |e|^2 / 2 + lambda_min``.
+        lambda_min: smallest DLS damping.
+        cutoff: relative singular value cut-off of pinv and sdls.
+        max_joint_step: largest change of one joint per iteration [rad or m].
+        stall_iter: restart after this many iterations without 1 % progress.
+        normalized_step: seed 001's step: the task error is clipped to this length
+            [m or rad] per iteration; None: off.
+        pinv_form: ``"svd"`` (V S^-1 U^T) or ``"normal"`` (J^T (J J^T)^-1).
+        rest: preferred configuration (``nq`` values) or ``"neutral"``, pulled in the
+            null space of the task with ``rest_gain``; None: no pull.
+        rest_gain: gain of that pull (per iteration, dimensionless).
+        respect_limits: keep every iterate within the joint limits.
+        clamp_target: aim an unreachable position at the nearest reachable point
+            (seed 000, section 3.1); the result stays ``success=False`` and its errors
+            are measured to the original target.
+        record: keep the iterates (``result.history``; single solves; at most
+            :data:`MAX_HISTORY` rows).
+        pin: frame names that keep their pose at ``q0`` (feet planted while a hand
+            reaches).
+        seed: seed of the restarts (problem ``b`` of a batch uses ``seed + b``).
+        rng: a ``numpy.random.Generator`` (or seed for one) that draws a new seed for
+            each call; overrides ``seed``.
+    """
+
+    method: str = "auto"
+    active: tuple[str, ...] | None = None
+    tol: tuple[float, float] = (1e-6, 1e-6)
+    max_iter: int | None = None
+    restarts: int | None = None
+    time_budget: float | None = None
+    step: float = 1.0
+    damping: float = 0.1
+    lambda_min: float = 1e-9
+    cutoff: float = 1e-6
+    max_joint_step: float = 2.0
+    stall_iter: int = 4
+    normalized_step: float | None = None
+    pinv_form: str = "svd"
+    rest: tuple[float, ...] | str | None = None
+    rest_gain: float = 0.1
+    respect_limits: bool = True
+    clamp_target: bool = True
+    record: bool = False
+    pin: tuple[str, ...] = ()
+    seed: int = 0
+    rng: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise UnknownNameError(
+                f"method {self.method!r} not found; valid methods are: {', '.join(METHODS)}"
+            )
+        s(self, "active", _names("active", self.active))
+        s(self, "pin", _names("pin", self.pin) or ())
+        s(self, "tol", _tolerance(self.tol))
+        if self.max_iter is not None:
+            s(self, "max_iter", _count("max_iter", self.max_iter))
+        if self.restarts is not None:
+            s(self, "restarts", _count("restarts", self.restarts))
+        if self.time_budget is not None:
+            s(self, "time_budget", _number("time_budget", self.time_budget, unit=" [s]"))
+        for name in ("step", "max_joint_step"):
+            s(self, name, _number(name, getattr(self, name)))
+        for name in ("damping", "lambda_min", "cutoff"):
+            s(self, name, _number(name, getattr(self, name), zero=True))
+        s(self, "rest_gain", _number("rest_gain", self.rest_gain))
+        s(self, "stall_iter", _count("stall_iter", self.stall_iter))
+        if self.normalized_step is not None:
+            s(self, "normalized_step", _number("normalized_step", self.normalized_step))
+        if self.pinv_form not in ("svd", "normal"):
+            raise InvalidValueError(
+                f"pinv_form must be 'svd' or 'normal', got {self.pinv_form!r}"
+            )
+        for name in ("respect_limits", "clamp_target", "record"):
+            s(self, name, _bool(name, getattr(self, name)))
+        if self.rest is not None and not (isinstance(self.rest, str) and self.rest == "neutral"):
+            if isinstance(self.rest, str):
+                raise InvalidValueError(
+                    f"rest must be 'neutral' or a configuration, got {self.rest!r}"
+                )
+            try:
+                r = np.asarray(self.rest, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InvalidValueError(
+                    f"rest must be 'neutral' or a configuration, got {self.rest!r}"
+                ) from None
+            if r.ndim != 1 or not np.all(np.isfinite(r)):
+                raise InvalidValueError(
+                    f"rest must be one finite configuration (nq,), got shape {r.shape}"
+                )
+            s(self, "rest", tuple(r.tolist()))
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not (
+            0 <= self.seed < 2**63 - 2**32
+        ):
+            raise InvalidValueError(f"seed must be an integer in [0, 2**63 - 2**32), got {self.seed!r}")
+        s(self, "seed", int(self.seed))
+        if self.rng is not None and not isinstance(self.rng, np.random.Generator):
+            # A plain seed given as rng: the same restarts every call, like ``seed``.
+            if isinstance(self.rng, bool) or not isinstance(self.rng, (int, np.integer)) or (
+                self.rng < 0
+            ):
+                raise InvalidValueError(
+                    f"rng must be a numpy.random.Generator or an integer seed >= 0, got "
+                    f"{self.rng!r}"
+                )
+            s(self, "seed", int(np.random.default_rng(int(self.rng)).integers(0, 2**62)))
+            s(self, "rng", None)
+
+    # --- derived values ----------------------------------------------------------------
+
+    @property
+    def kernel_method(self) -> str:
+        """The compiled driver that runs this method (``auto`` and other methods: dls)."""
+        return "dls" if self.method not in KERNEL_METHODS or self.method == "auto" else self.method
+
+    @property
+    def iterations(self) -> int:
+        """``max_iter`` with the method's default filled in."""
+        if self.max_iter is not None:
+            return self.max_iter
+        return _DEFAULT_MAX_ITER.get(self.method, 200)
+
+    @property
+    def attempts(self) -> int:
+        """``restarts`` with the method's default filled in."""
+        if self.restarts is not None:
+            return self.restarts
+        return 200 if self.method == "auto" else 0
+
+    @property
+    def budget(self) -> float:
+        """``time_budget`` with the method's default filled in [s]; 0: unlimited."""
+        if self.time_budget is not None:
+            return self.time_budget
+        return 0.05 if self.method == "auto" else 0.0
+
+    @property
+    def history_rows(self) -> int:
+        """Rows of history kept by ``record=True`` (0 without it)."""
+        if not self.record:
+            return 0
+        return min(MAX_HISTORY, (self.iterations + 1) * (self.attempts + 1))
+
+    def draw_seed(self) -> int:
+        """The seed of one call: drawn from ``rng`` when given, else ``seed``."""
+        if self.rng is not None:
+            return int(self.rng.integers(0, 2**62))
+        return self.seed
+
+    def layout_key(self) -> IKOptions:
+        """These options without the per-call ones (``seed``, ``rng``): what a cached
+        layout depends on."""
+        if self.seed == 0 and self.rng is None:
+            return self
+        return dataclasses.replace(self, seed=0, rng=None)
+
+
+DEFAULT_OPTIONS = IKOptions()
+_FIELDS = frozenset(f.name for f in dataclasses.fields(IKOptions))
+_RESOLVED: dict[Any, IKOptions] = {}
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for an option value: lists become tuples, arrays their bytes;
+    the type is kept (1, 1.0 and True validate differently)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_freeze(v) for v in value))
+    return (type(value), value)
+
+
+def resolve(options: Mapping[str, Any]) -> IKOptions:
+    """:class:`IKOptions` from keyword options (``q0`` and ``options=`` excluded by the
+    caller); remembered per distinct set of values."""
+    if not options:
+        return DEFAULT_OPTIONS
+    try:
+        key = tuple((k, _freeze(v)) for k, v in options.items())
+        found = _RESOLVED.get(key)
+    except TypeError:  # an unhashable value: validate without remembering
+        key, found = None, None
+    if found is not None:
+        return found
+    unknown = set(options) - _FIELDS
+    if unknown:
+        raise InvalidValueError(
+            f"unknown IK option(s): {', '.join(sorted(unknown))}; valid options are: "
+            f"{', '.join(sorted(_FIELDS | {'q0', 'options'}))}"
+        )
+    opts = IKOptions(**options)
+    if key is not None and not isinstance(options.get("rng"), np.random.Generator):
+        if len(_RESOLVED) > 1024:
+            _RESOLVED.clear()
+        _RESOLVED[key] = opts
+    return opts

@@ -1,0 +1,267 @@
+"""``Model.ik``: validate once, pick the method, run it, return one kind of result.
+
+The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``ccd``)
+run through :func:`run`: one compiled driver (:mod:`._drivers`), called once for a
+single solve or a small batch and over chunks on every core for a large one. Plain
+4x4 pose targets and plain positions skip the general assembly (cached templates,
+the raw pose handed to the kernel). ``fabrik``, the scipy methods and ``analytic``
+sit beside them and return the same :class:`~.result.IKResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .._compile import notice
+from .._threads import n_threads, run_chunks
+from ..errors import InvalidValueError, NotRigidError
+from ..model import Model
+from . import layout as L
+from ._drivers import method_code, solve_batch
+from .options import KERNEL_METHODS, IKOptions, resolve
+from .problem import Problem, Template, as_q0, build_problem, template
+from .result import IKResult, make_result
+from .targets import Pose, Position, encode_plain
+
+__all__ = ["run", "solve", "solve_all"]
+
+#: Batches at least this large run on every core.
+PARALLEL_MIN = 8
+
+
+def solve(
+    model: Model,
+    target: Any,
+    frame: str | None = None,
+    *,
+    q0: Any = None,
+    options: IKOptions | None = None,
+    **kwargs: Any,
+) -> IKResult:
+    """Find ``q`` that brings ``frame`` (default: first end effector) to ``target``.
+
+    Args:
+        target: a 4x4 pose (or a batch ``(..., 4, 4)``), :class:`Position`,
+            :class:`Orientation`, :class:`Pose`, :class:`Direction`, or a dict
+            ``{frame: target}`` for several effectors at once (stacked errors).
+        q0: initial configuration ``(nq,)`` (every batch item) or ``(..., nq)``;
+            default the model's neutral configuration.
+        options: an :class:`~kinetree.ik.options.IKOptions`; keyword arguments
+            (``method=``, ``tol=``, ``active=``, ...; every field of ``IKOptions``)
+            build one or override its fields.
+
+    Returns:
+        :class:`IKResult`; it never raises for an unsolvable target and never
+        contains NaN. Bad input raises a :class:`~kinetree.errors.KinetreeError`.
+    """
+    t0 = time.perf_counter()
+    if options is None:
+        opts = resolve(kwargs)
+    elif not isinstance(options, IKOptions):
+        raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
+    else:
+        opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if opts.pin:
+        target, frame = _with_pins(model, target, frame, q0, opts.pin)
+    method = opts.method
+    if method in KERNEL_METHODS and not opts.record:
+        if type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4):
+            return _solve_poses(model, frame, opts, target, q0, t0)
+        if type(target) is Position:
+            row = encode_plain(target)
+            if row is not None:
+                tpl = _plain_template(model, frame, opts, position=True)
+                targets = row.reshape(1, 1, L.TARGET_SIZE)
+                return run(tpl, targets, _q0_rows(model, q0, 1), (), opts, t0)
+    if method == "analytic":
+        from .analytic_adapter import solve_analytic
+
+        return solve_analytic(model, target, frame, opts, q0, t0)
+    prob = build_problem(model, target, frame, opts, q0)
+    if method in ("bfgs", "lbfgs", "cg"):
+        from .scipy_solvers import solve_scipy
+
+        return solve_scipy(prob, t0)
+    if method == "fabrik":
+        from .fabrik import solve_fabrik
+
+        return solve_fabrik(prob, t0)
+    return run_problem(prob, t0)
+
+
+def _with_pins(
+    model: Model, target: Any, frame: str | None, q0: Any, pins: tuple[str, ...]
+) -> tuple[dict[str, Any], None]:
+    """``pin=[frames]``: each pinned frame keeps its pose at ``q0`` (a Pose target)."""
+    q = as_q0(model, q0, ())
+    if q.ndim != 1:
+        raise InvalidValueError("pin= needs one q0 (nq,), not a batch")
+    targets = (
+        dict(target)
+        if isinstance(target, dict)
+        else {frame if frame is not None else model.end_effectors[0]: target}
+    )
+    for name in pins:
+        if name in targets:
+            raise InvalidValueError(f"frame {name!r} is both pinned and a target")
+        targets[name] = Pose(model.fk(q, name))
+    return targets, None
+
+
+# --- the fast paths: plain pose and position targets -------------------------------------------
+
+_POSE_WEIGHTS = np.ones((1, 6))
+_POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+_NO_POINT = np.zeros((1, 3))
+_PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
+
+
+def _plain_template(
+    model: Model, frame: str | None, opts: IKOptions, position: bool = False
+) -> Template:
+    """The cached template of one plain pose (or ``position``) target on ``frame``."""
+    cache = _PLAIN.get(model)
+    if cache is None:
+        cache = _PLAIN[model] = {}
+    key = (frame, position, opts.layout_key())
+    tpl = cache.get(key)
+    if tpl is None:
+        if frame is not None and not isinstance(frame, str):
+            raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
+        name = frame if frame is not None else model.end_effectors[0]
+        weights = _POSITION_WEIGHTS if position else _POSE_WEIGHTS
+        tpl = template(model, (name,), (L.KIND_FRAME,), weights, _NO_POINT, opts.layout_key())
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = tpl
+    return tpl
+
+
+def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """``q0`` as a fresh, writable ``(1, nq)`` (shared) or ``(B, nq)`` float64 array: one
+    compiled specialisation whatever the caller passed (read-only arrays included)."""
+    nq = model.nq
+    if q0 is None:
+        return model.q_neutral.reshape(1, nq).copy()
+    if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype == np.float64:
+        return q0.reshape(1, nq).copy()
+    qa = as_q0(model, q0, batch)
+    if qa.shape == (nq,) or qa.ndim == 1:
+        return np.array(qa, dtype=np.float64).reshape(1, nq)
+    return np.array(qa, dtype=np.float64).reshape(B, nq)
+
+
+def _solve_poses(
+    model: Model, frame: str | None, opts: IKOptions, P: np.ndarray, q0: Any, t0: float
+) -> IKResult:
+    """Pose targets ``(..., 4, 4)`` straight into the compiled kernels."""
+    tpl = _plain_template(model, frame, opts)
+    batch = P.shape[:-2]
+    B = int(np.prod(batch)) if batch else 1
+    if B == 0:
+        raise InvalidValueError(f"the batch of target poses is empty (shape {P.shape})")
+    P = np.require(P, np.float64, ("C", "W")).reshape(B, 4, 4)
+    return run(tpl, P, _q0_rows(model, q0, B, batch), batch, opts, t0)
+
+
+# --- the compiled path ----------------------------------------------------------------------------
+
+
+def run_problem(prob: Problem, t0: float) -> IKResult:
+    """Run the compiled solver on an assembled problem (any targets, batched or not)."""
+    tpl = prob.template
+    B = int(np.prod(prob.batch)) if prob.batch else 1
+    targets = np.require(prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), np.float64,
+                         ("C", "W"))  # fmt: skip
+    q0 = np.array(prob.q0, dtype=np.float64).reshape(-1, tpl.model.nq)
+    if q0.shape[0] != 1 and q0.shape[0] != B:
+        q0 = np.ascontiguousarray(np.broadcast_to(prob.q0, (*prob.batch, tpl.model.nq)))
+        q0 = q0.reshape(B, tpl.model.nq)
+    return run(tpl, targets, q0, prob.batch, tpl.options, t0)
+
+
+def run(
+    tpl: Template,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    batch: tuple[int, ...],
+    opts: IKOptions,
+    t0: float,
+) -> IKResult:
+    """Solve ``targets`` (B, T, TARGET_SIZE) rows or (B, 4, 4) raw poses from ``q0``
+    ((1, nq) shared or (B, nq)) with the template's method; ``batch`` is the shape the
+    result takes (``()`` for one solve)."""
+    nq = tpl.model.nq
+    T = tpl.n_targets
+    B = targets.shape[0]
+    out = np.empty((B, L.result_size(nq, T)))
+    rows = opts.history_rows if not batch else 0
+    hist_q = np.empty((rows, nq))
+    hist_e = np.empty((rows, 2))
+    seed = opts.draw_seed()
+    code = method_code(tpl.options.kernel_method, tpl.swing_twist)
+    ib, fb = tpl.ibuf, tpl.fbuf
+    with notice(solve_batch):
+        if B < PARALLEL_MIN:
+            solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+        else:
+            chunk = max(4, min(64, B // (8 * n_threads()) or 1))
+            run_chunks(
+                lambda a, b: solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e,
+                                         a, b),  # fmt: skip
+                B,
+                chunk,
+            )
+    r = L.read_result(out, nq, T)
+    _raise_bad_input(r["status"], batch)
+    n = int(r["history"][0]) if rows else 0
+    return make_result(
+        q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
+        orientation_error=r["orientation_error"], iterations=r["iterations"],
+        restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
+        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+        history=hist_q[:n].copy() if rows else None,
+        error_history=hist_e[:n].copy() if rows else None,
+    )  # fmt: skip
+
+
+def _raise_bad_input(status: np.ndarray, batch: tuple[int, ...]) -> None:
+    """Statuses above ``ST_NOT_CONVERGED`` are bad input: raise for the first one."""
+    bad = status > L.ST_NOT_CONVERGED
+    if not np.any(bad):
+        return
+    first = int(np.argmax(bad))
+    where = ""
+    if batch:
+        where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
+    raise_status(int(status[first]), where)
+
+
+def raise_status(status: int, where: str = "") -> None:
+    """Raise the error of a kernel status code (see ``layout.ST_*``)."""
+    if status == L.ST_NONFINITE:
+        raise InvalidValueError(f"target or q0 contains NaN or inf{where}")
+    if status == L.ST_TOO_FAR:
+        raise InvalidValueError(
+            f"a target coordinate is beyond {L.MAX_COORDINATE:g} (model units){where}"
+        )
+    if status == L.ST_NOT_RIGID:
+        raise NotRigidError(
+            f"target pose is not a rigid transform{where}: its rotation must be orthonormal "
+            f"within {L.RIGID_TOL:g} (max |R^T R - I| entry) with det +1 and its last row "
+            "[0, 0, 0, 1]; kinetree.spatial.orthonormalize projects a near-rigid pose"
+        )
+
+
+def solve_all(model: Model, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
+    """Every closed-form solution ``(n, nq)`` (empty when unreachable); see ``ik.analytic``."""
+    from .analytic import solve_all as _solve_all
+
+    if options:
+        raise InvalidValueError(f"ik_all takes no options, got: {', '.join(options)}")
+    return _solve_all(model, target, frame)
