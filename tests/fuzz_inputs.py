@@ -858,8 +858,10 @@ def v_wide(rng: random.Random, text: str) -> str:
     """Many sibling joints under the root (a wide tree); motion lines padded to match."""
     n = rng.choice((100, 1000, 5000))
     m = re.search(r"ROOT[^\n]*\n\s*\{\s*\n[^\n]*OFFSET[^\n]*\n[^\n]*CHANNELS[^\n]*\n", text)
-    if m is None:
+    count = None if m is None else re.search(r"CHANNELS\s+(\d+)", m.group(0))
+    if m is None or count is None:  # no root, or a root whose channel count is mangled
         raise _Skip
+    nroot = int(count.group(1))
     block = "".join(
         f"JOINT w{k}\n{{\nOFFSET 1 0 0\nCHANNELS 1 Zrotation\nEnd Site\n{{\nOFFSET 0 1 0\n}}\n}}\n"
         for k in range(n)
@@ -870,7 +872,6 @@ def v_wide(rng: random.Random, text: str) -> str:
     for k in range(3, len(lines)):
         if lines[k].strip():
             toks = lines[k].split()
-            nroot = int(re.search(r"CHANNELS\s+(\d+)", m.group(0)).group(1))  # type: ignore[union-attr]
             lines[k] = " ".join(toks[:nroot] + ["0"] * n + toks[nroot:]) + "\n"
     return text[:i] + "".join(lines)
 

@@ -655,3 +655,282 @@ def test_no_foreign_exception_escapes_the_loaders(tmp_path: Path) -> None:
             pytest.fail(f"{type(exc).__name__} escaped: {exc}")
         else:  # pragma: no cover
             pytest.fail("no error raised")
+
+
+# --- 5. what the first fuzz campaign found (docs/fuzz.md) --------------------------------------
+
+HUGE_INT = 10**400  # a Python int past the float range: float() raises OverflowError
+
+
+@pytest.mark.parametrize(
+    ("row", "parts"),
+    [
+        (DHRow(a=HUGE_INT), ("DH row 1", "a", "too large for a float")),
+        (DHRow(theta=-HUGE_INT), ("DH row 1", "theta", "too large for a float")),
+        (DHRow(limits=(-HUGE_INT, HUGE_INT)), ("joint1", "too large for a float", "-inf")),
+        (DHRow(limits=(0.0, HUGE_INT)), ("joint1", "too large for a float")),
+    ],
+)
+def test_from_dh_ints_too_large_for_a_float(row: DHRow, parts: tuple[str, ...]) -> None:
+    msg = raises_kinetree(lambda: from_dh([row]), InvalidValueError, *parts)
+    assert len(msg) < 400, "the 400-digit int is cut short in the message"
+
+
+@pytest.mark.parametrize(
+    ("row", "parts"),
+    [
+        (DHRow(alpha="abc"), ("DH row 1", "alpha", "'abc'")),  # type: ignore[arg-type]
+        (DHRow(alpha="1.5"), ("DH row 1", "alpha", "'1.5'")),  # type: ignore[arg-type]
+        (DHRow(alpha=1j), ("DH row 1", "alpha", "1j")),  # type: ignore[arg-type]
+        (DHRow(alpha=np.array([1.0])), ("DH row 1", "alpha")),  # type: ignore[arg-type]
+        (DHRow(d=np.float16(np.inf)), ("DH row 1", "d", "NaN or inf")),
+        (DHRow(limits={}), ("joint1", "limits", "pair (lo, hi)")),  # type: ignore[arg-type]
+        (DHRow(limits={0: -1.0, 1: 1.0}), ("joint1", "limits", "{0: -1.0")),  # type: ignore[arg-type]
+        (DHRow(limits=("-1", "1")), ("joint1", "limits", "('-1', '1')")),  # type: ignore[arg-type]
+    ],
+)
+def test_from_dh_refuses_wrong_typed_fields(row: DHRow, parts: tuple[str, ...]) -> None:
+    raises_kinetree(lambda: from_dh([row]), InvalidValueError, *parts)
+
+
+def test_from_dh_tool_of_the_wrong_shape_is_a_shape_error() -> None:
+    raises_kinetree(
+        lambda: from_dh([DHRow()], tool=[[1.0, 0, 0, 0]]), ShapeError, "tool", "4, 4)", "(1, 4)"
+    )
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        {},
+        {0: -1.0, 1: 1.0},
+        ("-1", "1"),
+        (b"0", 1.0),
+        (1j, 2.0),
+        (None, 1.0),
+        (np.array([0.0]), 1.0),
+        (True, 2.0),
+        (0.0, HUGE_INT),
+    ],
+)
+def test_builder_limits_must_be_a_pair_of_numbers(limits: Any) -> None:
+    b = ModelBuilder("m", root="a")
+    raises_kinetree(lambda: b.add_joint("j", "a", "b", limits=limits), InvalidValueError, "'j'")
+
+
+def test_builder_limits_may_be_an_array_or_list() -> None:
+    b = ModelBuilder("m", root="a")
+    b.add_joint("j1", "a", "b", limits=np.array([-1.0, 1.0]))
+    b.add_joint("j2", "b", "c", limits=[-2, 2])
+    np.testing.assert_array_equal(b.build().limits, [[-1.0, 1.0], [-2.0, 2.0]])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ModelBuilder("m").add_joint("j", "base", "b", axis=[HUGE_INT, 0, 0]),
+        lambda: ModelBuilder("m").add_ball_joint("j", "base", "b", swing=HUGE_INT),
+        lambda: ModelBuilder("m").add_joint("j", "base", "b").set_neutral({"j": HUGE_INT}),
+        lambda: from_dh(
+            [DHRow()], base=[[1, 0, 0, HUGE_INT], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+        ),
+        lambda: read_bvh("clip.bvh", scale=HUGE_INT),
+    ],
+    ids=["axis", "swing", "neutral", "base", "bvh-scale"],
+)
+def test_ints_past_the_float_range_are_invalid_values(call: Callable[[], object]) -> None:
+    raises_kinetree(call, InvalidValueError)
+
+
+def test_bvh_clip_frame_time_past_the_float_range(mini_clip: BVHClip) -> None:
+    raises_kinetree(
+        lambda: dataclasses.replace(mini_clip, frame_time=HUGE_INT),
+        InvalidValueError,
+        "frame_time",
+    )
+
+
+# Origins: each finite, but two near 1e308 sum to inf in FK. The builder refuses an origin
+# more than MAX_ORIGIN_DISTANCE = 1e12 from its parent, for every loader.
+
+
+def far(x: float) -> np.ndarray:
+    T = np.eye(4)
+    T[0, 3] = x
+    return T
+
+
+def test_builder_refuses_origins_past_1e12() -> None:
+    from kinetree.builder import MAX_ORIGIN_DISTANCE
+
+    assert MAX_ORIGIN_DISTANCE == 1e12
+    b = ModelBuilder("m", root="a")
+    raises_kinetree(
+        lambda: b.add_joint("x", "a", "b", origin=far(1e308)),
+        InvalidValueError,
+        "origin of joint 'x' is 1e308 m from its parent; kinetree accepts at most 1e12 m",
+    )
+    raises_kinetree(
+        lambda: b.add_frame("tip", "a", origin=far(-2e12)),
+        InvalidValueError,
+        "origin of frame 'tip' is 2e12 m from its parent",
+    )
+    raises_kinetree(
+        lambda: b.add_ball_joint("s", "a", "b", origin=far(1e13)),
+        InvalidValueError,
+        "origin of ball joint 's' is 1e13 m",
+    )
+    raises_kinetree(
+        lambda: ModelBuilder("m", root_origin=far(1e300)),
+        InvalidValueError,
+        "root_origin is 1e300 m from the world origin",
+    )
+    # The bound itself is accepted, and a long chain at the bound stays finite.
+    for k in range(100):
+        b.add_joint(f"j{k}", "a" if k == 0 else f"l{k - 1}", f"l{k}", origin=far(1e12))
+    m = b.build()
+    assert np.all(np.isfinite(m.fk_all(m.neutral())))
+
+
+def test_from_dh_huge_lengths_name_the_row() -> None:
+    raises_kinetree(
+        lambda: from_dh([DHRow(a=1e308), DHRow(a=1e308)]),
+        InvalidValueError,
+        "DH row 1: a is 1e308 m",
+        "at most 1e12 m",
+    )
+    raises_kinetree(
+        lambda: from_dh([DHRow(), DHRow(d=-3e12)], convention="modified"),
+        InvalidValueError,
+        "DH row 2: d is -3e12 m",
+    )
+    raises_kinetree(
+        lambda: from_dh([DHRow()], tool=far(1e308)),
+        InvalidValueError,
+        "origin of frame 'flange' is 1e308 m from its parent",
+    )
+
+
+def test_urdf_huge_origins_name_file_and_joint(tmp_path: Path) -> None:
+    origin = '<origin xyz="1e308 0 0"/><axis xyz="0 0 1"/>' + LIMIT
+    text = urdf(
+        joint("j1", "a", "b", body=origin),
+        joint("j2", "b", "c", body=origin),
+        links=("a", "b", "c"),
+    )
+    p = write_urdf(tmp_path, text)
+    raises_kinetree(
+        lambda: kinetree.load(p),
+        InvalidValueError,
+        str(p),
+        "origin of joint 'j1' is 1e308 m from its parent; kinetree accepts at most 1e12 m",
+    )
+
+
+def test_bvh_huge_offsets_and_positions_name_joint_and_line(tmp_path: Path) -> None:
+    p = tmp_path / "far.bvh"
+    p.write_text(MINI_BVH.replace("OFFSET 0 10 0", "OFFSET 0 1e308 0"))
+    raises_kinetree(
+        lambda: read_bvh(p), FileFormatError, str(p), "line 6", "joint 'Spine'", "1e308"
+    )
+    p.write_text(MINI_BVH.replace("4 5 6 40", "4 1e308 6 40"))
+    raises_kinetree(
+        lambda: read_bvh(p),
+        FileFormatError,
+        "line 24",
+        "Yposition of joint 'Hips' in frame 2 is 1e308",
+        "at most 1e12",
+    )
+    p.write_text(MINI_BVH)
+    raises_kinetree(
+        lambda: read_bvh(p, scale=1e300), FileFormatError, "line 6", "joint 'Spine'", "1e301"
+    )
+
+
+# Wide trees: the duplicate-name checks were O(n^2) (8,000 sibling BVH joints took 12.6 s).
+
+
+def test_builder_build_is_not_quadratic_in_the_number_of_joints() -> None:
+    import time
+
+    b = ModelBuilder("wide", root="a")
+    for k in range(20_000):
+        b.add_joint(f"j{k}", "a", f"l{k}", type="fixed")
+    t0 = time.perf_counter()
+    m = b.build()
+    seconds = time.perf_counter() - t0
+    assert len(m.frame_names) == 20_001
+    assert seconds < 2.0, f"build() of 20,000 sibling joints took {seconds:.1f} s"
+
+
+def test_wide_bvh_of_5000_sibling_joints_loads(tmp_path: Path) -> None:
+    import time
+
+    n = 5000
+    joints = "".join(
+        f"JOINT w{k}\n{{\nOFFSET 1 0 0\nCHANNELS 1 Zrotation\nEnd Site\n{{\nOFFSET 0 1 0\n}}\n}}\n"
+        for k in range(n)
+    )
+    p = tmp_path / "wide.bvh"
+    p.write_text(
+        "HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 0\n" + joints + "}\n"
+        "MOTION\nFrames: 1\nFrame Time: 0.04\n" + " 0" * n + "\n"
+    )
+    t0 = time.perf_counter()
+    clip = read_bvh(p)
+    seconds = time.perf_counter() - t0
+    assert clip.model.dof == n and clip.n_end_sites == n
+    assert seconds < 4.0, f"a 5,000-joint-wide BVH took {seconds:.1f} s to read"
+
+
+def test_urdf_duplicate_links_are_still_reported(tmp_path: Path) -> None:
+    p = write_urdf(tmp_path, urdf(joint(), links=("a", "b", "b", "a", "c")))
+    raises_kinetree(lambda: load_urdf(p), ModelStructureError, str(p), "defined twice: a, b")
+
+
+# MJCF is not supported yet: kinetree.load says so, and a URDF must have a <robot> root.
+
+MJCF = """<mujoco model="arm"><worldbody><body name="link1" pos="0 0 0.1">
+<joint name="j1" type="hinge" axis="0 0 1"/></body></worldbody></mujoco>
+"""
+
+
+@pytest.mark.parametrize("name", ["arm.xml", "arm.XML", "arm.mjcf"])
+def test_load_refuses_mjcf_by_name(name: str, tmp_path: Path) -> None:
+    p = tmp_path / name
+    p.write_text(MJCF)
+    msg = raises_kinetree(
+        lambda: kinetree.load(p),
+        UnsupportedError,
+        str(p),
+        "MJCF",
+        "not supported yet",
+        "URDF (.urdf)",
+        "BVH (.bvh)",
+        "from_dh",
+        "panda",
+    )
+    if name == "arm.xml":
+        assert "<mujoco>" in msg
+
+
+def test_load_xml_with_a_robot_root_points_to_load_urdf(tmp_path: Path) -> None:
+    p = tmp_path / "arm.xml"
+    p.write_text(urdf(joint()))
+    raises_kinetree(lambda: kinetree.load(p), UnsupportedError, "<robot>", "load_urdf", "MJCF")
+    assert load_urdf(p).joint_names == ("j1",)
+
+
+@pytest.mark.parametrize(
+    ("text", "root"),
+    [
+        ('<link name="a"><link name="b"><mujoco model="m"/></link></link>', "<link>"),
+        (MJCF, "<mujoco>"),
+        ('<robots><robot name="r"><link name="a"/></robot></robots>', "<robots>"),
+    ],
+)
+def test_urdf_needs_a_robot_root(text: str, root: str, tmp_path: Path) -> None:
+    p = write_urdf(tmp_path, text)
+    msg = raises_kinetree(lambda: kinetree.load(p), FileFormatError, str(p), root, "<robot>")
+    if root == "<mujoco>":
+        assert "MJCF" in msg

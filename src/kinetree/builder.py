@@ -7,12 +7,18 @@
     model = b.build()
 
 Every loader (URDF, DH, BVH) goes through this builder, so the structural checks
-(one root, no cycles, no missing parents, unique names) live here once.
+(one root, no cycles, no missing parents, unique names) live here once, and so
+does the bound on origins: an origin (of a joint, a frame or the root) may lie at
+most :data:`MAX_ORIGIN_DISTANCE` = 1e12 length units (m) from its parent. Each
+origin is finite on its own, but origins near the float range (1e308) sum to inf
+in forward kinematics. 1e12 m is far beyond any real mechanism, and a chain of
+origins at the bound would need some 1e296 joints to reach the float range.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +29,10 @@ from ._validate import as_array, check_rigid
 from .errors import InvalidValueError, ModelStructureError, UnsupportedError, unknown_name
 from .model import Model
 
-__all__ = ["ModelBuilder"]
+__all__ = ["MAX_ORIGIN_DISTANCE", "ModelBuilder"]
+
+#: Largest distance [m, or the model's length unit] of an origin from its parent frame.
+MAX_ORIGIN_DISTANCE = 1e12
 
 _TYPES = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
 _AXES = {
@@ -65,11 +74,22 @@ def _number(value: object, what: str) -> float:
     else:
         try:
             v = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             v = math.nan
     if not math.isfinite(v):
-        raise InvalidValueError(f"{what} must be a finite number, got {value!r}")
+        raise InvalidValueError(f"{what} must be a finite number, got {shown(value)}")
     return v
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (an int of 400 digits stays readable)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def short_float(x: float) -> str:
+    """A number for a message, 3 significant digits: ``1e308`` rather than ``1e+308``."""
+    return f"{x:.3g}".replace("e+", "e")
 
 
 def _axis(axis: ArrayLike | str, owner: str, label: str = "axis") -> np.ndarray:
@@ -108,6 +128,20 @@ def _origin(origin: ArrayLike | None, what: str) -> np.ndarray:
     return T.copy()
 
 
+def _check_distance(T: np.ndarray, what: str, where: str, units: str) -> None:
+    """Raise unless the translation of ``T`` is at most MAX_ORIGIN_DISTANCE long.
+
+    ``what`` names the origin ("origin of joint 'elbow'"), ``where`` what it is
+    measured from ("from its parent"), ``units`` the length unit ("m").
+    """
+    dist = math.hypot(*T[:3, 3].tolist())
+    if dist > MAX_ORIGIN_DISTANCE:
+        raise InvalidValueError(
+            f"{what} is {short_float(dist)} {units} {where}; "
+            f"kinetree accepts at most {short_float(MAX_ORIGIN_DISTANCE)} {units}"
+        )
+
+
 def _mimic(name: str, type: str, mimic: object) -> tuple[str, float, float] | None:
     """``(source_joint, multiplier, offset)`` checked: a joint name and two finite numbers."""
     if mimic is None:
@@ -131,25 +165,47 @@ def _mimic(name: str, type: str, mimic: object) -> tuple[str, float, float] | No
 
 
 def _limits(name: str, type: str, limits: object) -> tuple[float, float]:
-    """``(lo, hi)`` [rad or m]; None (or a continuous joint) means no limit: (-inf, inf)."""
+    """``(lo, hi)`` [rad or m]; None (or a continuous joint) means no limit: (-inf, inf).
+
+    ``limits`` is a pair (tuple, list or array of two numbers); a dict, a string or
+    a bound that is not a real number (a string, a complex, an int too large for a
+    float) raises naming the joint.
+    """
     if type == "continuous" or limits is None:
         return (-np.inf, np.inf)
-    bad = InvalidValueError(f"joint {name!r}: limits must be (lo, hi) or None, got {limits!r}")
-    if isinstance(limits, (str, bytes)):
+    bad = InvalidValueError(
+        f"joint {name!r}: limits must be a pair (lo, hi) of numbers [rad or m] "
+        f"(-inf and inf for no limit) or None, got {shown(limits)}"
+    )
+    if isinstance(limits, (str, bytes, Mapping)) or not (
+        isinstance(limits, Sequence) or (isinstance(limits, np.ndarray) and limits.ndim == 1)
+    ):
         raise bad
-    try:
-        if len(limits) != 2:  # type: ignore[arg-type]
+    if len(limits) != 2:
+        raise bad
+    bounds: list[float] = []
+    for v in (limits[0], limits[1]):
+        if isinstance(v, (str, bytes, bool, np.bool_)) or np.ndim(v) != 0:
             raise bad
-        lo, hi = (float(limits[0]), float(limits[1]))  # type: ignore[index]
-    except (TypeError, ValueError, IndexError):
-        raise bad from None
+        try:
+            bounds.append(float(v))
+        except OverflowError:
+            raise InvalidValueError(
+                f"joint {name!r}: limit {shown(v)} is too large for a float; "
+                "use -inf and inf for no limit"
+            ) from None
+        except (TypeError, ValueError):
+            raise bad from None
+    lo, hi = bounds
     if math.isnan(lo) or math.isnan(hi):
-        raise InvalidValueError(f"joint {name!r}: limits contain NaN: {limits!r}")
+        raise InvalidValueError(f"joint {name!r}: limits contain NaN: {shown(limits)}")
     if lo > hi:
-        raise InvalidValueError(f"joint {name!r}: limits must satisfy lo <= hi, got {limits!r}")
+        raise InvalidValueError(
+            f"joint {name!r}: limits must satisfy lo <= hi, got {shown(limits)}"
+        )
     if lo == math.inf or hi == -math.inf:
         raise InvalidValueError(
-            f"joint {name!r}: limits {limits!r} leave no value to take; "
+            f"joint {name!r}: limits {shown(limits)} leave no value to take; "
             "use -inf and inf for no limit"
         )
     return (lo, hi)
@@ -162,6 +218,7 @@ class ModelBuilder:
         self.name = _name(name, "model name")
         self.root = _name(root, "root link name")
         self.root_origin = _origin(root_origin, "root_origin")
+        _check_distance(self.root_origin, "root_origin", "from the world origin", "m")
         self._joints: list[_Joint] = []
         self._end_effectors: list[str] | None = None
         self._presets: dict[str, tuple[str, ...]] = {}
@@ -193,10 +250,27 @@ class ModelBuilder:
         of having a DoF of its own (not on a fixed joint).
 
         Raises :class:`~kinetree.errors.InvalidValueError` for a name that is not a
-        non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, NaN
-        limits or ``lo > hi``; :class:`~kinetree.errors.UnsupportedError` for an
-        unknown ``type``. Every message names the joint.
+        non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, an
+        ``origin`` more than :data:`MAX_ORIGIN_DISTANCE` (1e12 m) from the parent,
+        limits that are not a pair of numbers (a dict, strings), NaN limits or
+        ``lo > hi``; :class:`~kinetree.errors.UnsupportedError` for an unknown
+        ``type``. Every message names the joint.
         """
+        return self._add_joint(name, parent, child, type, axis, origin, limits, mimic)
+
+    def _add_joint(
+        self,
+        name: object,
+        parent: object,
+        child: object,
+        type: object,
+        axis: ArrayLike | str,
+        origin: ArrayLike | None,
+        limits: object,
+        mimic: object,
+        frame: str | None = None,
+    ) -> ModelBuilder:
+        """:meth:`add_joint`; ``frame``: the frame whose fixed joint this is (for messages)."""
         name = _name(name, "add_joint: joint name")
         parent = _name(parent, f"joint {name!r}: parent link name")
         child = _name(child, f"joint {name!r}: child link name")
@@ -208,6 +282,8 @@ class ModelBuilder:
         owner = f"joint {name!r}"
         ax = _axis(axis, owner)
         T = _origin(origin, f"{owner}: origin")
+        what = f"origin of joint {name!r}" if frame is None else f"origin of frame {frame!r}"
+        _check_distance(T, what, "from its parent", self.units)
         lim = _limits(name, type, limits)
         mim = _mimic(name, type, mimic)
         is_dof = type != "fixed" and mim is None
@@ -290,14 +366,17 @@ class ModelBuilder:
                     if isinstance(twist, (str, bytes)) or len(twist) != 2:
                         raise TypeError
                     tw = (float(twist[0]), float(twist[1]))
-            except (TypeError, ValueError):
-                raise InvalidValueError(f"{want}; got swing={swing!r}, twist={twist!r}") from None
+            except (TypeError, ValueError, OverflowError):
+                raise InvalidValueError(
+                    f"{want}; got swing={shown(swing)}, twist={shown(twist)}"
+                ) from None
             if not (0.0 <= sw <= np.pi) or not (-np.pi <= tw[0] <= tw[1] <= np.pi):
                 raise InvalidValueError(f"{want}; got swing={swing!r}, twist={twist!r}")
             swing_twist = (_axis(bone_axis, owner, "bone_axis"), sw, tw[0], tw[1])
         labels = [a if isinstance(a, str) else str(k) for k, a in enumerate(ax_list)]
         unit_axes = [_axis(ax, owner) for ax in ax_list]
         T = _origin(origin, f"{owner}: origin")
+        _check_distance(T, f"origin of {owner}", "from its parent", self.units)
         dof_names = [f"{name}_{label}" for label in labels]
         lims = [
             _limits(dof, "revolute", None if limits is None else limits[k])
@@ -324,7 +403,9 @@ class ModelBuilder:
         """A named frame fixed to ``parent`` (a tool point, a marker, an end site)."""
         name = _name(name, "add_frame: frame name")
         parent = _name(parent, f"frame {name!r}: parent link name")
-        return self.add_joint(f"{name}_fixed", parent, name, type="fixed", origin=origin)
+        return self._add_joint(
+            f"{name}_fixed", parent, name, "fixed", "z", origin, None, None, frame=name
+        )
 
     def set_end_effectors(self, *frames: str) -> ModelBuilder:
         """Default IK frames (otherwise: every leaf frame), one name per argument."""
@@ -373,8 +454,7 @@ class ModelBuilder:
     def build(self) -> Model:
         """Check the structure and return the immutable :class:`Model`."""
         joints = self._joints
-        names = [j.name for j in joints]
-        dup = {n for n in names if names.count(n) > 1}
+        dup = {n for n, k in Counter(j.name for j in joints).items() if k > 1}
         if dup:
             raise ModelStructureError(f"duplicate joint names: {', '.join(sorted(dup))}")
         by_child: dict[str, _Joint] = {}
@@ -458,6 +538,7 @@ class ModelBuilder:
                 lim.append(j.limits)
                 continuous.append(j.type == "continuous")
                 groups.setdefault(j.group or j.name, []).append(j.dof_name)
+        joint_by_name = {j.name: j for j in joints}
         for i, jo in enumerate(order):
             if jo is None or jo.mimic is None:
                 continue
@@ -465,7 +546,7 @@ class ModelBuilder:
             src, mul, off = jo.mimic
             seen_m = {j.name}
             while src not in dof_of_joint:
-                nxt = next((m for m in order[1:] if m is not None and m.name == src), None)
+                nxt = joint_by_name.get(src)
                 if nxt is None or nxt.mimic is None or src in seen_m:
                     raise ModelStructureError(
                         f"joint {j.name!r} mimics {src!r}, which is not a joint with a DoF; "

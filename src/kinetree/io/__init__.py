@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
 from ..model import Model
@@ -17,17 +19,21 @@ from .urdf import load_urdf as load_urdf
 __all__ = ["BVHClip", "DHRow", "from_dh", "load", "load_urdf", "read_bvh", "write_bvh"]
 
 _FORMATS = (".urdf", ".bvh")
+_MJCF = (".xml", ".mjcf")  # MuJoCo's suffixes: refused with a message that says so
 
 
 def load(name_or_path: str | os.PathLike[str]) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
     Files: ``.urdf`` (through yourdfpy) and ``.bvh`` (the clip's skeleton).
+    MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
-    :class:`~kinetree.errors.UnknownNameError` for an unknown name and
-    :class:`~kinetree.errors.FileFormatError` for a missing or malformed file.
+    :class:`~kinetree.errors.UnknownNameError` for an unknown name,
+    :class:`~kinetree.errors.UnsupportedError` for any other file type (an MJCF
+    file among them, said so by name) and :class:`~kinetree.errors.FileFormatError`
+    for a missing or malformed file.
     """
     from .. import models
 
@@ -45,12 +51,43 @@ def load(name_or_path: str | os.PathLike[str]) -> Model:
         if suffix == ".urdf":
             return load_urdf(p)
         return read_bvh(p).model
+    supported = (
+        "kinetree loads URDF (.urdf), BVH (.bvh), DH tables (kinetree.from_dh) and the "
+        f"built-in models ({', '.join(models.available())})"
+    )
+    if suffix in _MJCF:
+        root = _xml_root(p)
+        if root == "robot":
+            raise UnsupportedError(
+                f"cannot load {str(p)!r}: file type {suffix!r} is not supported (it is MuJoCo's, "
+                "and MJCF is not supported yet); this file has a <robot> root, so if it is "
+                f"URDF, load it with kinetree.load_urdf(path); {supported}"
+            )
+        found = "" if root is None else f" (its root element is <{root}>)"
+        raise UnsupportedError(
+            f"cannot load {str(p)!r}{found}: MJCF (MuJoCo XML, {', '.join(_MJCF)}) is not "
+            f"supported yet; {supported}"
+        )
     if suffix:
         raise UnsupportedError(
             f"cannot load {str(p)!r}: file type {suffix!r} is not supported; "
-            f"supported files: {', '.join(_FORMATS)}"
+            f"supported files: {', '.join(_FORMATS)}; {supported}"
         )
     raise UnknownNameError(
         f"model {str(name_or_path)!r} not found; built-in models are: "
         f"{', '.join(models.available())} (or pass a path to a .urdf or .bvh file)"
     )
+
+
+def _xml_root(path: Path) -> str | None:
+    """The tag of the root element of the XML file ``path``; None when none can be read.
+
+    Only the start of the file is parsed (up to the root's opening tag).
+    """
+    try:
+        with open(path, "rb") as f:
+            for _event, element in ET.iterparse(f, events=("start",)):
+                return str(element.tag)
+    except Exception:  # unreadable, not XML, a bad encoding: no root to name
+        return None
+    return None

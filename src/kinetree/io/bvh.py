@@ -47,10 +47,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..builder import ModelBuilder
+from ..builder import MAX_ORIGIN_DISTANCE, ModelBuilder, short_float
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, ShapeError
 from ..model import Model
-from ..spatial import translation
 from ._files import as_path, write_text
 
 __all__ = ["CHANNEL_NAMES", "BVHClip", "BVHJoint", "dof_name", "read_bvh", "write_bvh"]
@@ -143,7 +142,7 @@ class BVHClip:
         object.__setattr__(self, "q", q)
         try:
             ft = float(self.frame_time)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             ft = math.nan
         if not (math.isfinite(ft) and ft > 0.0):
             raise InvalidValueError(
@@ -291,7 +290,7 @@ def _numeric(x: object, what: str, shape: str) -> np.ndarray:
         raise InvalidValueError(f"{what} must be a numeric array {shape}, got {x!r}")
     try:
         return np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidValueError(
             f"{what} must be a numeric array {shape}, got {type(x).__name__}: {exc}"
         ) from None
@@ -368,6 +367,7 @@ class _Parser:
         self.pos = 0
         self.joints: list[BVHJoint] = []
         self.defined: dict[str, int] = {}  # joint name -> line
+        self.row_lines: list[int] = []  # line of each motion line
 
     # tokens ---------------------------------------------------------------------------
 
@@ -570,7 +570,7 @@ class _Parser:
                 f"expected 'Frame Time: <seconds>' with a positive number, found {text.strip()!r}",
             )
         rows: list[list[str]] = []
-        row_lines: list[int] = []
+        row_lines = self.row_lines
         for j in range(k, len(self.lines)):
             toks = self.lines[j].split()
             if not toks:
@@ -628,6 +628,35 @@ def _read_lines(path: Path) -> list[str]:
     return [ln.rstrip("\r") for ln in text.split("\n")]
 
 
+def _check_lengths(
+    parser: _Parser, joints: Sequence[BVHJoint], values: np.ndarray, rot: np.ndarray, units: str
+) -> None:
+    """Refuse an OFFSET or a position channel value (already scaled) past MAX_ORIGIN_DISTANCE.
+
+    Each is finite, but several near the float range sum to inf in forward
+    kinematics; the builder holds every origin to the same bound.
+    """
+    most = f"kinetree accepts at most {short_float(MAX_ORIGIN_DISTANCE)} ({units})"
+    for j in joints:
+        dist = math.hypot(*j.offset)
+        if dist > MAX_ORIGIN_DISTANCE:
+            what = f"the End Site {j.name!r}" if j.end_site else f"joint {j.name!r}"
+            raise parser.error(
+                parser.defined[j.name],
+                f"OFFSET of {what} is {short_float(dist)} ({units}) from its parent; {most}",
+            )
+    far = np.abs(values) > MAX_ORIGIN_DISTANCE
+    far[:, rot] = False
+    if np.any(far):
+        frame, col = (int(k[0]) for k in np.nonzero(far))
+        joint, channel = [(j.name, c) for j in joints for c in j.channels][col]
+        raise parser.error(
+            parser.row_lines[frame],
+            f"{channel} of joint {joint!r} in frame {frame + 1} is "
+            f"{short_float(float(values[frame, col]))} ({units}); {most}",
+        )
+
+
 def _scaled(v: tuple[float, float, float], s: float) -> tuple[float, float, float]:
     return (v[0] * s, v[1] * s, v[2] * s)
 
@@ -647,7 +676,8 @@ def _build_model(
     groups: dict[str, tuple[str, ...]] = {}
     for j in joints:
         parent = root if j.parent < 0 else joints[j.parent].name
-        origin = translation(j.offset)
+        origin = np.eye(4)  # Trans(OFFSET)
+        origin[:3, 3] = j.offset
         if j.end_site:
             b.add_frame(j.name, parent, origin=origin)
             continue
@@ -701,14 +731,17 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
     OFFSET or MOTION section, unknown or repeated channel names, duplicated joint
     names, non-numeric values, ``Frames: 0``, a frame count that differs from the
     number of motion lines, or a motion line whose length differs from the
-    number of channels. Nothing is returned unless the whole file is valid.
+    number of channels, and for an OFFSET or position value that lies more than
+    1e12 (the file's unit times ``scale``) from its parent
+    (:data:`~kinetree.builder.MAX_ORIGIN_DISTANCE`: the builder's bound on every
+    origin). Nothing is returned unless the whole file is valid.
     :class:`~kinetree.errors.InvalidValueError` for a ``path`` that is not a
     ``str`` or ``os.PathLike`` (None, bytes). Hierarchies of any depth load (the
     parser keeps its own stack).
     """
     try:
         scale_f = float(scale)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"scale must be a positive number, got {scale!r}") from None
     if not (math.isfinite(scale_f) and scale_f > 0.0):
         raise InvalidValueError(f"scale must be a positive number, got {scale!r}")
@@ -740,6 +773,7 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
     values[:, rot] = np.deg2rad(values[:, rot])
     values[:, ~rot] *= scale_f
     units = "file units" if scale_f == 1.0 else f"file units x {scale_f!r}"
+    _check_lengths(parser, joints, values, rot, units)
     metadata: dict[str, object] = {"source": source, "format": "bvh", "scale": scale_f, "up": up}
     try:
         model = _build_model(p.stem or "bvh", joints, up, units, metadata)

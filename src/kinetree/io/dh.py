@@ -9,6 +9,7 @@ Craig's table). A revolute joint adds ``q`` to ``theta``, a prismatic joint adds
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from numbers import Real
@@ -17,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_rigid
-from ..builder import ModelBuilder
+from ..builder import MAX_ORIGIN_DISTANCE, ModelBuilder, short_float, shown
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from ..spatial import rot_x, rot_z, translation
@@ -98,7 +99,10 @@ def from_dh(
 
     Raises :class:`~kinetree.errors.InvalidValueError` when ``rows`` is not an
     iterable of :class:`DHRow` (a numpy array or a list of lists is not), for a row
-    value that is not a finite number, and for a ``base`` or ``tool`` that is not a
+    value that is not a finite real number (a string such as ``'1.5'`` is not, nor
+    is an int too large for a float), for ``a`` or ``d`` longer than 1e12 m
+    (:data:`~kinetree.builder.MAX_ORIGIN_DISTANCE`), for limits that are not a
+    pair of numbers or None, and for a ``base`` or ``tool`` that is not a
     4x4 rigid transform (:class:`~kinetree.errors.ShapeError` for the wrong shape).
     """
     if not isinstance(convention, str) or convention not in ("standard", "modified"):
@@ -128,16 +132,31 @@ def from_dh(
             )
         for field in ("a", "alpha", "d", "theta"):
             value = getattr(row, field)
+            unit = "m" if field in ("a", "d") else "rad"
             if isinstance(value, (bool, np.bool_)) or not isinstance(
                 value, (Real, np.integer, np.floating)
             ):
                 raise InvalidValueError(
-                    f"DH row {i}: {field} must be a number "
-                    f"({'m' if field in ('a', 'd') else 'rad'}), got {value!r}"
+                    f"DH row {i}: {field} must be a number ({unit}), got {shown(value)}"
                 )
-        vals = np.array([row.a, row.alpha, row.d, row.theta], dtype=float)
-        if not np.all(np.isfinite(vals)):
-            raise InvalidValueError(f"DH row {i} contains NaN or inf: {row}")
+            try:
+                v = float(value)
+            except OverflowError:
+                raise InvalidValueError(
+                    f"DH row {i}: {field} = {shown(value)} is too large for a float; "
+                    f"{field} must be a finite number ({unit})"
+                ) from None
+            if not math.isfinite(v):
+                raise InvalidValueError(
+                    f"DH row {i} contains NaN or inf: {field} = {shown(value)}; "
+                    f"{field} must be a finite number ({unit})"
+                )
+            if unit == "m" and abs(v) > MAX_ORIGIN_DISTANCE:
+                raise InvalidValueError(
+                    f"DH row {i}: {field} is {short_float(v)} m; kinetree accepts lengths of "
+                    f"at most {short_float(MAX_ORIGIN_DISTANCE)} m (the farthest an origin may "
+                    "lie from its parent)"
+                )
         if convention == "standard":
             if row.type == "revolute":
                 pre = rot_z(row.theta)

@@ -26,6 +26,7 @@ import io
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,7 +112,8 @@ def _kinematic_part(root: ET.Element, source: str) -> ET.Element:
         return FileFormatError(f"{source}: invalid URDF: {message}")
 
     if root.tag != "robot":
-        raise bad(f"the root element is <{root.tag}>, expected <robot>")
+        hint = " (this is MJCF, MuJoCo's format, not supported yet)" if root.tag == "mujoco" else ""
+        raise bad(f"the root element is <{root.tag}>, expected <robot>{hint}")
     robot_name = root.get("name")
     if not robot_name:
         raise bad("the <robot> element has no 'name' attribute (or an empty one)")
@@ -209,7 +211,7 @@ def _to_model(robot: object, name: str, source: str) -> Model:
     links = [lk.name for lk in urdf.links]
     if not links:
         raise ModelStructureError(f"{source}: the URDF defines no links")
-    dup = sorted({n for n in links if links.count(n) > 1})
+    dup = sorted(n for n, k in Counter(links).items() if k > 1)
     if dup:
         raise ModelStructureError(f"{source}: link names defined twice: {', '.join(dup)}")
     link_set = set(links)
