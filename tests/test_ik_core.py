@@ -19,7 +19,10 @@ from kinetree.errors import (
     UnknownNameError,
     UnsupportedError,
 )
-from kinetree.ik import Direction, layout as L, options as O, problem as P
+from kinetree.ik import Direction
+from kinetree.ik import layout as L
+from kinetree.ik import options as O
+from kinetree.ik import problem as P
 from kinetree.kinematics import layout as ML
 from kinetree.kinematics import packed
 from kinetree.spatial import pose_error, translation
@@ -128,7 +131,7 @@ def test_result_rows_are_read_by_name(panda: Model, T: np.ndarray) -> None:
     assert v["iterations"][1] == 5 and v["orientation_error"][1, 1] == 0.25
 
 
-# --- options ---------------------------------------------------------------------------------------
+# --- options ------------------------------------------------------------------------------------
 
 BAD_OPTIONS = [
     ("tol", -1.0), ("tol", 0.0), ("tol", 1e-320), ("tol", (1e-6, 2e-6, 3e-6)), ("tol", "a"),
@@ -152,7 +155,7 @@ def test_each_bad_option_is_named(panda: Model, T: np.ndarray, name: str, value:
 
 
 def test_unknown_option_and_method_list_the_valid_ones(panda: Model, T: np.ndarray) -> None:
-    with pytest.raises(InvalidValueError, match="valid options are: .*max_iter"):
+    with pytest.raises(InvalidValueError, match=r"valid options are: .*max_iter"):
         panda.ik(T, tolerance=1e-3)
     with pytest.raises(UnknownNameError, match="valid methods are: auto"):
         panda.ik(T, method="newton")
@@ -192,7 +195,7 @@ def test_options_object_and_keywords_agree(panda: Model, T: np.ndarray) -> None:
     assert dataclasses.replace(opts, seed=4).layout_key() == opts.layout_key()
 
 
-# --- hardening: no false success, honest errors ----------------------------------------------------
+# --- hardening: no false success, honest errors -------------------------------------------------
 
 
 def _nan_model() -> Model:
@@ -347,7 +350,9 @@ def test_reach_with_a_method_that_records_nothing_is_refused() -> None:
 def test_fabrik_sub_solves_keep_swing_twist_limits() -> None:
     m = kinetree.load("humanoid")
     hand = m.fk(m.neutral(), "hand_r")[:3, 3]
-    r = m.ik(Position(hand + [0.1, -0.1, 0.2]), "hand_r", method="fabrik", active="right_arm")
+    r = m.ik(
+        Position(np.add(hand, [0.1, -0.1, 0.2])), "hand_r", method="fabrik", active="right_arm"
+    )
     for group, (_, swing, tlo, thi) in m.swing_twist.items():
         if group in m.presets.get("right_arm", ()) or any(
             j in m.presets.get("right_arm", ()) for j in m.joint_groups[group]

@@ -509,7 +509,9 @@ def test_nearly_aligned_axis_is_not_snapped() -> None:
 
     want = Rotation.from_rotvec(a * PI / 2).apply([0.0, 0.0, 1.0])
     np.testing.assert_allclose(m.fk([PI / 2], "tip")[:3, 3], want, rtol=0, atol=1e-12)
-    assert kinetree.kinematics.packed(m)[1][1, 3] == 0  # the general-axis kernel path, not the -y shortcut
+    assert (
+        kinetree.kinematics.packed(m)[1][1, 3] == 0
+    )  # the general-axis kernel path, not the -y shortcut
 
 
 def test_axis_aligned_to_round_off_is_snapped() -> None:

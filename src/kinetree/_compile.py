@@ -58,8 +58,8 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
     the seconds it took."""
     import numpy as np
 
-    from .io import load
     from .ik.targets import Position
+    from .io import load
 
     t0 = time.perf_counter()
     model = load("panda")

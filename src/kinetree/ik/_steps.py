@@ -28,6 +28,8 @@ from numba import njit
 
 from ..kinematics._kernels import REVOLUTE, fk_nodes
 from ..kinematics.layout import F_AXIS, F_MIMIC_SCALE, I_PARENT, I_TYPE
+from ._linalg import damped_solve, dls_solve
+from ._tasks import assemble, target_point
 from .layout import (
     KIND_FRAME,
     T_POINT,
@@ -40,8 +42,6 @@ from .layout import (
     Config,
     Work,
 )
-from ._linalg import damped_solve, dls_solve
-from ._tasks import assemble, target_point
 
 # --- linear solves of the rules -----------------------------------------------------------------
 
@@ -251,10 +251,14 @@ def ccd_sweep(
                         + wz * (ax * vy - ay * vx)
                     )
                     num += cp * (
-                        ax * (tf[T_POS] - p[0]) + ay * (tf[T_POS + 1] - p[1]) + az * (tf[T_POS + 2] - p[2])
+                        ax * (tf[T_POS] - p[0])
+                        + ay * (tf[T_POS + 1] - p[1])
+                        + az * (tf[T_POS + 2] - p[2])
                     )
                     den += cp
-                co = (tf[T_W_ROT] + tf[T_W_ROT + 1] + tf[T_W_ROT + 2]) / 3.0 * 0.25  # lever of 0.5 m per radian
+                co = (
+                    (tf[T_W_ROT] + tf[T_W_ROT + 1] + tf[T_W_ROT + 2]) / 3.0 * 0.25
+                )  # lever of 0.5 m per radian
                 if co > 0.0:
                     for j in range(3):
                         vx, vy, vz = Wt[0, j], Wt[1, j], Wt[2, j]

@@ -131,7 +131,10 @@ def check_targets(tgt_i: np.ndarray, tgt: np.ndarray) -> int:
         for k in range(3):
             if abs(tf[T_POS + k]) > MAX_COORDINATE or abs(tf[T_POINT + k]) > MAX_COORDINATE:
                 return ST_TOO_FAR
-        if tgt_i[t, TI_KIND] == KIND_FRAME and tf[T_W_ROT] + tf[T_W_ROT + 1] + tf[T_W_ROT + 2] > 0.0:
+        if (
+            tgt_i[t, TI_KIND] == KIND_FRAME
+            and tf[T_W_ROT] + tf[T_W_ROT + 1] + tf[T_W_ROT + 2] > 0.0
+        ):
             dev = 0.0
             for i in range(3):
                 for j in range(3):
@@ -157,7 +160,12 @@ def target_point(W: np.ndarray, node: int, tf: np.ndarray, p: np.ndarray) -> Non
     """World position of the target's point (frame origin + offset ``tf[T_POINT:T_POINT + 3]``)."""
     Wn = W[node]
     for r in range(3):
-        p[r] = Wn[r, 0] * tf[T_POINT] + Wn[r, 1] * tf[T_POINT + 1] + Wn[r, 2] * tf[T_POINT + 2] + Wn[r, 3]
+        p[r] = (
+            Wn[r, 0] * tf[T_POINT]
+            + Wn[r, 1] * tf[T_POINT + 1]
+            + Wn[r, 2] * tf[T_POINT + 2]
+            + Wn[r, 3]
+        )
 
 
 @njit(cache=True)
@@ -209,7 +217,9 @@ def task_errors(
         else:
             # Direction: rotate the frame's axis a onto the world direction d.
             for r in range(3):
-                p[r] = Wn[r, 0] * tf[T_POINT] + Wn[r, 1] * tf[T_POINT + 1] + Wn[r, 2] * tf[T_POINT + 2]
+                p[r] = (
+                    Wn[r, 0] * tf[T_POINT] + Wn[r, 1] * tf[T_POINT + 1] + Wn[r, 2] * tf[T_POINT + 2]
+                )
                 dirs[t, r] = p[r]
             d0, d1, d2 = tf[T_POS], tf[T_POS + 1], tf[T_POS + 2]
             cx = p[1] * d2 - p[2] * d1

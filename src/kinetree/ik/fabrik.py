@@ -26,8 +26,8 @@ from ..kinematics import packed
 from ..kinematics._kernels import fk_rows
 from ..model import JointType, Model
 from . import layout as L
-from .problem import Problem, Template, require_finite_q0, template
 from .options import IKOptions
+from .problem import Problem, Template, require_finite_q0, template
 from .result import IKResult
 from .solve import run
 
@@ -68,8 +68,10 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
     require_finite_q0(prob)
     tpl = prob.template
     model = tpl.model
-    if tpl.n_targets != 1 or tpl.tgt_i[0, L.TI_KIND] != L.KIND_FRAME or np.any(
-        tpl.weights[0, 3:] > 0
+    if (
+        tpl.n_targets != 1
+        or tpl.tgt_i[0, L.TI_KIND] != L.KIND_FRAME
+        or np.any(tpl.weights[0, 3:] > 0)
     ):
         raise UnsupportedError(
             "fabrik solves one Position target; use dls, sdls or ccd for orientations "

@@ -92,9 +92,7 @@ def _names(name: str, v: Any) -> tuple[str, ...] | None:
         return (v,)
     if isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v):
         return tuple(v)
-    raise InvalidValueError(
-        f"{name} must be a joint/frame name or a list of names, got {v!r}"
-    )
+    raise InvalidValueError(f"{name} must be a joint/frame name or a list of names, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -192,9 +190,7 @@ class IKOptions:
         if self.normalized_step is not None:
             s(self, "normalized_step", _number("normalized_step", self.normalized_step))
         if self.pinv_form not in ("svd", "normal"):
-            raise InvalidValueError(
-                f"pinv_form must be 'svd' or 'normal', got {self.pinv_form!r}"
-            )
+            raise InvalidValueError(f"pinv_form must be 'svd' or 'normal', got {self.pinv_form!r}")
         for name in ("respect_limits", "clamp_target", "record"):
             s(self, name, _bool(name, getattr(self, name)))
         if self.rest is not None and not (isinstance(self.rest, str) and self.rest == "neutral"):
@@ -213,15 +209,21 @@ class IKOptions:
                     f"rest must be one finite configuration (nq,), got shape {r.shape}"
                 )
             s(self, "rest", tuple(r.tolist()))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not (
-            0 <= self.seed < 2**63 - 2**32
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, (int, np.integer))
+            or not (0 <= self.seed < 2**63 - 2**32)
         ):
-            raise InvalidValueError(f"seed must be an integer in [0, 2**63 - 2**32), got {self.seed!r}")
+            raise InvalidValueError(
+                f"seed must be an integer in [0, 2**63 - 2**32), got {self.seed!r}"
+            )
         s(self, "seed", int(self.seed))
         if self.rng is not None and not isinstance(self.rng, np.random.Generator):
             # A plain seed given as rng: the same restarts every call, like ``seed``.
-            if isinstance(self.rng, bool) or not isinstance(self.rng, (int, np.integer)) or (
-                self.rng < 0
+            if (
+                isinstance(self.rng, bool)
+                or not isinstance(self.rng, (int, np.integer))
+                or (self.rng < 0)
             ):
                 raise InvalidValueError(
                     f"rng must be a numpy.random.Generator or an integer seed >= 0, got "

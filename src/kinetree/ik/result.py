@@ -122,8 +122,11 @@ def make_result(
     rs = np.asarray(restarts).astype(np.int64)
     reach = np.asarray(reachable, dtype=bool)
     if not batch:
-        s, r, i, n = bool(ok.reshape(-1)[0]), bool(reach.reshape(-1)[0]), int(its.flat[0]), int(
-            rs.flat[0]
+        s, r, i, n = (
+            bool(ok.reshape(-1)[0]),
+            bool(reach.reshape(-1)[0]),
+            int(its.flat[0]),
+            int(rs.flat[0]),
         )
         return IKResult(
             q=q.reshape(nq), success=s, position_error=pe.reshape(T),

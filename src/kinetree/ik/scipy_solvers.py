@@ -72,10 +72,10 @@ def _one(
     attempt = 0
     while True:
         x0 = q_full[act].copy()
-        opts = {"maxiter": max_iter, "gtol": 1e-14}
+        sp_opts: dict[str, float] = {"maxiter": max_iter, "gtol": 1e-14}
         if method == "L-BFGS-B":
-            opts = {"maxiter": max_iter, "gtol": 1e-14, "ftol": 1e-300}
-        res = minimize(fun, x0, jac=True, method=method, bounds=bounds, options=opts)
+            sp_opts["ftol"] = 1e-300
+        res = minimize(fun, x0, jac=True, method=method, bounds=bounds, options=sp_opts)
         iters += int(res.nit)
         x = res.x if np.all(np.isfinite(res.x)) else x0
         q = q_full.copy()

@@ -210,13 +210,11 @@ def run(
         if B < PARALLEL_MIN:
             solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
         else:
-            chunk = max(4, min(64, B // (8 * n_threads()) or 1))
-            run_chunks(
-                lambda a, b: solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e,
-                                         a, b),  # fmt: skip
-                B,
-                chunk,
-            )
+
+            def part(a: int, b: int) -> None:
+                solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+
+            run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
     r = L.read_result(out, nq, T)
     _raise_bad_input(r["status"], batch)
     n = int(r["history"][0]) if rows else 0

@@ -6,12 +6,10 @@ in :mod:`kinetree.kinematics._kernels`.
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
 
 import numpy as np
 from numpy.typing import ArrayLike
-
-import weakref
 
 from .._threads import run_chunks
 from .._validate import as_array

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.spatial.transform import Rotation
 
 from .._validate import as_array
 from ..errors import InvalidValueError, NotRigidError, ShapeError
@@ -216,6 +215,8 @@ def rpy_to_matrix(rpy: ArrayLike) -> np.ndarray:
     """3x3 rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` from ``(roll, pitch, yaw)`` [rad]."""
     rpy = as_array(rpy, "rpy", (3,))
     flat = rpy.reshape(-1, 3)
+    from scipy.spatial.transform import Rotation  # imported on use: 0.4 s at import
+
     R = Rotation.from_euler("xyz", flat).as_matrix()
     return R.reshape(*rpy.shape[:-1], 3, 3)
 
@@ -224,6 +225,8 @@ def matrix_to_rpy(R: ArrayLike) -> np.ndarray:
     """``(roll, pitch, yaw)`` [rad] of a rotation matrix; inverse of :func:`rpy_to_matrix`."""
     R = as_array(R, "R", (3, 3))
     flat = R.reshape(-1, 3, 3)
+    from scipy.spatial.transform import Rotation
+
     return Rotation.from_matrix(flat).as_euler("xyz").reshape(*R.shape[:-2], 3)
 
 
@@ -233,6 +236,8 @@ def quaternion_to_matrix(q: ArrayLike) -> np.ndarray:
     flat = q.reshape(-1, 4)
     if np.any(np.linalg.norm(flat, axis=-1) < 1e-12):
         raise InvalidValueError("quaternion must be non-zero (it is normalised)")
+    from scipy.spatial.transform import Rotation
+
     return Rotation.from_quat(flat, scalar_first=True).as_matrix().reshape(*q.shape[:-1], 3, 3)
 
 
@@ -240,6 +245,8 @@ def matrix_to_quaternion(R: ArrayLike) -> np.ndarray:
     """Unit quaternion ``(w, x, y, z)`` with ``w >= 0`` of a rotation matrix."""
     R = as_array(R, "R", (3, 3))
     flat = R.reshape(-1, 3, 3)
+    from scipy.spatial.transform import Rotation
+
     quat = Rotation.from_matrix(flat).as_quat(canonical=True, scalar_first=True)
     return quat.reshape(*R.shape[:-2], 4)
 
