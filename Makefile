@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench bench-peers test-interop clean
+.PHONY: demo test lint bench bench-peers test-interop fuzz clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -12,6 +12,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/kinetree warmup  # compile the kernels once, so no first call waits
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -36,5 +37,10 @@ test-interop: $(STAMP)
 	$(BIN)/pip install -q example-robot-data
 	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
 
+# The long fuzz campaign (>= 20,000 mutated URDF/BVH/MJCF/DH inputs; docs/fuzz.md).
+fuzz: $(STAMP)
+	$(BIN)/python benchmarks/fuzz.py --cases 20000 --seed 0 --jobs 2 --out out/fuzz --minimize
+
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -1,5 +1,8 @@
 """Write a model in code: links joined by joints, then :meth:`ModelBuilder.build`.
 
+Long because it is the one place every loader's structural and numeric checks live
+(names, parents, cycles, limits, mimic chains, ball joints, origins), each with its message.
+
     b = ModelBuilder("arm", root="base")
     b.add_joint("shoulder", "base", "upper", axis="z", limits=(-2.0, 2.0))
     b.add_joint("elbow", "upper", "fore", axis="z", origin=translation([0.3, 0, 0]))

@@ -1,5 +1,8 @@
 """The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``bvh``.
 
+Long because every command lives here: one file keeps the flags, help texts and exit
+codes of all commands consistent (each command is a short function).
+
 Thin by design: each command loads a model through :func:`kinetree.load` and
 calls the public API; the only logic here is parsing and printing. Every
 :class:`~kinetree.errors.KinetreeError` is caught at this edge (the
@@ -69,7 +72,7 @@ from .errors import (
 )
 from .ik import METHODS
 from .io import load
-from .model import Model
+from .model import JointType, Model
 from .spatial import matrix_to_rpy, orthonormalize
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "app", "cli_errors", "main"]
@@ -324,20 +327,11 @@ def _description(name: str, width: int = WIDTH) -> str:
 
 def _dof_nodes(model: Model) -> list[int]:
     """For each DoF, the node of the joint that owns it (not a joint mimicking it)."""
-    own = [-1] * model.dof
-    for k in range(model.n_nodes):
-        qi = int(model.q_index[k])
-        if qi < 0 or model.joint_type[k] == 0 or own[qi] >= 0:
-            continue
-        dof_name, joint = model.joint_names[qi], model.node_joint[k]
-        if joint == dof_name or dof_name in model.joint_groups.get(joint, ()):
-            own[qi] = k
-    return own
+    return [int(k) for k in model.dof_node]
 
 
 def _is_revolute(model: Model) -> np.ndarray:
-    nodes = _dof_nodes(model)
-    return np.array([k >= 0 and model.joint_type[k] == 1 for k in nodes], dtype=bool)
+    return np.asarray(model.dof_type == JointType.REVOLUTE)
 
 
 def _limit_text(value: float, revolute: bool) -> str:
@@ -427,7 +421,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     joints = []
     for i, name in enumerate(m.joint_names):
         k = nodes[i]
-        revolute = bool(k >= 0 and m.joint_type[k] == 1)
+        revolute = bool(k >= 0 and m.joint_type[k] == JointType.REVOLUTE)
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
         lo, hi = m.limits[i]
         axis = m.axis[k] if k >= 0 else None
@@ -436,7 +430,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     mimic = [
         (m.node_joint[k], m.joint_names[m.q_index[k]], float(m.q_scale[k]), float(m.q_offset[k]))
         for k in range(m.n_nodes)
-        if m.q_index[k] >= 0 and m.joint_type[k] != 0 and k not in owners
+        if m.moves(k) and k not in owners
     ]
     frames = [
         (f, _visible_parent(m, k), m.node_joint[k] or "", f in m.end_effectors)
@@ -665,6 +659,23 @@ def ik_cmd(
         typer.echo(table(["joint", f"q [{unit}]"], rows))
     if not success:
         raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("warmup", epilog=EPILOG)
+@cli_errors
+def warmup_cmd(
+    all_methods: Annotated[
+        bool, typer.Option("--all", help="Every IK method, not only the default (auto).")
+    ] = False,
+) -> None:
+    """Compile kinetree's kernels now (once per machine; cached on disk), so that the
+    first FK and IK calls of later processes do not wait for the compiler."""
+    from ._compile import warmup
+    from .ik import METHODS
+
+    methods = tuple(m for m in METHODS if m != "analytic") if all_methods else ("auto",)
+    seconds = warmup(methods)
+    typer.echo(f"kinetree kernels ready ({seconds:.1f} s)")
 
 
 @app.command("animate", epilog=EPILOG)

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from .._validate import as_array
 from ..errors import InvalidValueError
-from ..model import Model
+from ..model import JointType, Model
 
 __all__ = [
     "BallJoint",
@@ -244,7 +244,7 @@ def ball_joints(model: Model) -> dict[str, BallJoint]:
     dof_nodes: dict[int, list[int]] = {}
     for k in range(model.n_nodes):
         qi = int(model.q_index[k])
-        if qi >= 0 and model.joint_type[k] != 0:
+        if qi >= 0 and model.joint_type[k] != JointType.FIXED:
             dof_nodes.setdefault(qi, []).append(k)
     dof_of = {n: i for i, n in enumerate(model.joint_names)}
     for group, names in model.joint_groups.items():
@@ -256,7 +256,7 @@ def ball_joints(model: Model) -> dict[str, BallJoint]:
                 nodes = []
                 break
             k = ks[0]
-            if model.joint_type[k] == 1:
+            if model.joint_type[k] == JointType.REVOLUTE:
                 nodes.append(k)
         if len(nodes) != 3:
             continue

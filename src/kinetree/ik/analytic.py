@@ -1,5 +1,8 @@
 r"""Closed-form inverse kinematics: every branch, for the arms that have one.
 
+Long because it holds three closed-form families (2R, the seed-003 arm, the UR family with
+its eight branches), each with its recognition from the model and its FK check.
+
 Three families are solved exactly; :func:`solve_all` picks the solver from the
 model, keeps the branches within the joint limits that reproduce the target
 through the model's own forward kinematics, and never returns NaN (an

@@ -1,5 +1,8 @@
 """BVH motion capture files: read a clip (skeleton + motion) and write it back.
 
+Long because BVH is read and written here with every check a real file needs (channel
+orders, End Sites, line numbers in errors, an iterative parser for deep files).
+
 A BVH file has a ``HIERARCHY`` (joints with an ``OFFSET`` from their parent and a
 list of ``CHANNELS``) and a ``MOTION`` section (one line of channel values per
 frame). :func:`read_bvh` turns it into a :class:`BVHClip`: a :class:`Model` of the

@@ -1,5 +1,8 @@
 """Static pictures: stick figures of a model, panels of several poses, convergence plots.
 
+Long because each kind of picture (stick figure, panels, reach cases, convergence) needs
+its own layout code; they share the frame-drawing helpers at the top.
+
 The viz layer is thin: it asks the model for frame poses (:meth:`Model.fk_all`) and
 draws them; it adds no kinematics. Everything here uses matplotlib's object API
 (:class:`matplotlib.figure.Figure`, never ``pyplot``), so no window opens and no
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..model import JointType
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -191,9 +195,10 @@ def _frame_parents(model: Model) -> np.ndarray:
         if f < 0:
             continue
         p = int(model.parent[node])
-        floating = model.joint_type[node] == 2  # a translation channel, not a bone
+        # a translation channel, not a bone
+        floating = model.joint_type[node] == JointType.PRISMATIC
         while p >= 0 and node_to_frame[p] < 0:
-            floating = floating or model.joint_type[p] == 2
+            floating = floating or model.joint_type[p] == JointType.PRISMATIC
             p = int(model.parent[p])
         # A frame reached from its parent through prismatic joints (a BVH root's
         # position channels) hangs free: no segment is drawn to it.
@@ -226,7 +231,7 @@ def _chains(model: Model) -> list[list[int]]:
 def _is_planar(model: Model, tol: float = 1e-9) -> bool:
     """Whether the model moves in the world xy plane: every frame at z = 0 in the
     neutral pose, every revolute axis along z and every prismatic axis in the plane."""
-    if np.any(model.hidden & (model.joint_type != 0)):
+    if np.any(model.hidden & (model.joint_type != JointType.FIXED)):
         return False  # ball joints are three-dimensional
     T = model.fk_all(model.neutral())
     if np.any(np.abs(T[:, 2, 3]) > tol):
@@ -234,12 +239,12 @@ def _is_planar(model: Model, tol: float = 1e-9) -> bool:
     frame_nodes = np.flatnonzero(~np.asarray(model.hidden, dtype=bool))
     for f, node in enumerate(frame_nodes):
         jt = int(model.joint_type[node])
-        if jt == 0:
+        if jt == JointType.FIXED:
             continue
         world_axis = T[f, :3, :3] @ model.axis[node]
-        if jt == 1 and abs(abs(world_axis[2]) - 1.0) > tol:
+        if jt == JointType.REVOLUTE and abs(abs(world_axis[2]) - 1.0) > tol:
             return False
-        if jt == 2 and abs(world_axis[2]) > tol:
+        if jt == JointType.PRISMATIC and abs(world_axis[2]) > tol:
             return False
     return True
 
