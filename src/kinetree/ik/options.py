@@ -40,6 +40,8 @@ MAX_COUNT = 10**9
 #: Most iterates kept by ``record=True`` (the first ones are kept).
 MAX_HISTORY = 100_000
 
+_COMPARED: tuple[dataclasses.Field[Any], ...] = ()  # set below the class
+
 _DEFAULT_MAX_ITER = {"auto": 30, "pinv": 200, "transpose": 2000, "dls": 200, "sdls": 500,
                      "ccd": 500}  # fmt: skip
 
@@ -231,6 +233,11 @@ class IKOptions:
                 )
             s(self, "seed", int(np.random.default_rng(int(self.rng)).integers(0, 2**62)))
             s(self, "rng", None)
+        # Hashed once: the options are the cache key of every solve.
+        s(self, "_hash", hash(tuple(getattr(self, f.name) for f in _COMPARED)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
 
     # --- derived values ----------------------------------------------------------------
 
@@ -281,8 +288,9 @@ class IKOptions:
         return dataclasses.replace(self, seed=0, rng=None)
 
 
-DEFAULT_OPTIONS = IKOptions()
+_COMPARED = tuple(f for f in dataclasses.fields(IKOptions) if f.compare)
 _FIELDS = frozenset(f.name for f in dataclasses.fields(IKOptions))
+DEFAULT_OPTIONS = IKOptions()
 _RESOLVED: dict[Any, IKOptions] = {}
 
 
