@@ -58,7 +58,7 @@ class Template:
     sample_hi: np.ndarray
     rest: np.ndarray
     rest_gain: float
-    has_swing_twist: bool
+    has_swing_twist: bool  # swing-twist limits enforced (ball joints with cones, active)
     ibuf: np.ndarray
     fbuf: np.ndarray
 
@@ -70,10 +70,6 @@ class Template:
     def n_targets(self) -> int:
         return int(self.tgt_i.shape[0])
 
-    @property
-    def swing_twist(self) -> bool:
-        """Whether swing-twist limits are enforced (ball joints with cones, active)."""
-        return self.has_swing_twist
 
 
 @dataclass(frozen=True)

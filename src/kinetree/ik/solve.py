@@ -204,7 +204,7 @@ def run(
     hist_q = np.empty((rows, nq))
     hist_e = np.empty((rows, 2))
     seed = opts.draw_seed()
-    code = method_code(tpl.options.kernel_method, tpl.swing_twist)
+    code = method_code(tpl.options.kernel_method, tpl.has_swing_twist)
     ib, fb = tpl.ibuf, tpl.fbuf
     with notice(solve_batch):
         if B < PARALLEL_MIN:
