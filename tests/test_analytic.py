@@ -350,9 +350,11 @@ def test_solutions_are_sorted_and_unique():
 
 
 def test_supports_and_unsupported_models():
+    # six_axis has a spherical wrist (axes 4, 5, 6 meet), recognised from its geometry
     for m in (M.planar_2r(), M.planar_2r(0.3, 0.2), M.seed003_arm(), M.ur3(), M.ur5(), M.ur10()):
         assert supports(m)
-    for m in (M.planar_3r(), M.panda(), M.iiwa14(), M.three_axis(), M.six_axis()):
+    assert supports(M.six_axis())
+    for m in (M.planar_3r(), M.panda(), M.iiwa14(), M.three_axis()):
         assert not supports(m)
         with pytest.raises(UnsupportedError, match="UR3/UR5/UR10"):
             solve_all(m, np.eye(4))

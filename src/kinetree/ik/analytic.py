@@ -80,6 +80,7 @@ from numpy.typing import ArrayLike
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import JointType, Model
+from .analytic_6r import Screw6R, describe_6r, ik_screw_6r
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -91,7 +92,11 @@ __all__ = [
     "wrap_angle",
 ]
 
-SUPPORTED_KINDS = "planar 2R arm, seed-003 3-DoF arm, UR3/UR5/UR10 (UR family)"
+SUPPORTED_KINDS = (
+    "planar 2R arm, seed-003 3-DoF arm, UR3/UR5/UR10 (UR family), and any serial 6R arm "
+    "with axes 2 || 3 and either axes 4, 5, 6 meeting in a point (spherical wrist) or "
+    "axes 2 || 3 || 4 with axes 5, 6 meeting (UR family, from its geometry)"
+)
 
 TWO_PI = 2.0 * math.pi
 CLIP_TOL = 1e-9  # x arm size [m]: a target this far outside the workspace is rounding noise
@@ -417,21 +422,36 @@ def _geometry_matches(model: Model, kind: str, params: Any) -> bool:
     return True
 
 
-_IDENTIFIED: weakref.WeakKeyDictionary[Model, tuple[tuple[str, Any] | None]] = (
+_IDENTIFIED: weakref.WeakKeyDictionary[Model, tuple[tuple[str, Any] | None, str]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _identify(model: Model) -> tuple[str, Any] | None:
-    """``(kind, parameters)`` of a supported model, or None; remembered per model."""
+def _identify_why(model: Model) -> tuple[tuple[str, Any] | None, str]:
+    """``(kind, parameters)`` of a supported model (or None) and, if None, what is
+    missing for a 6R closed form; remembered per model.
+
+    The built-in metadata comes first; failing that, a 6R arm is recognised from
+    its axes (:func:`kinetree.ik.analytic_6r.describe_6r`), for any file.
+    """
     cached = _IDENTIFIED.get(model)
     if cached is not None:
-        return cached[0]
+        return cached
     found = _detect(model)
     if found is not None and not _geometry_matches(model, *found):
         found = None
-    _IDENTIFIED[model] = (found,)
-    return found
+    why = ""
+    if found is None:
+        arm, why = describe_6r(model)
+        if arm is not None:
+            found = ("screw6r", arm)
+    _IDENTIFIED[model] = (found, why)
+    return found, why
+
+
+def _identify(model: Model) -> tuple[str, Any] | None:
+    """``(kind, parameters)`` of a supported model, or None; remembered per model."""
+    return _identify_why(model)[0]
 
 
 def supports(model: Model) -> bool:
@@ -477,9 +497,9 @@ def _target(T_target: ArrayLike, kind: str) -> np.ndarray:
     a = as_array(T_target, "T_target")
     if a.shape == (4, 4):
         check_rigid(a, "T_target")
-        return a if kind == "ur" else a[:3, 3].copy()
-    if kind == "ur":
-        raise ShapeError(f"a UR arm needs a 4x4 flange pose as target, got shape {a.shape}")
+        return a if kind in ("ur", "screw6r") else a[:3, 3].copy()
+    if kind in ("ur", "screw6r"):
+        raise ShapeError(f"a 6R arm needs a 4x4 flange pose as target, got shape {a.shape}")
     if a.shape == (3,):
         return a
     if a.shape == (2,) and kind == "planar2r":
@@ -515,10 +535,12 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
         T_target = T_target.T
     elif isinstance(T_target, Position):
         T_target = T_target.xyz
-    found = _identify(model)
+    found, why = _identify_why(model)
     if found is None:
+        because = f" (as a 6R arm: {why})" if why else ""
         raise UnsupportedError(
-            f"no closed-form IK for model {model.name!r}; supported kinds: {SUPPORTED_KINDS}"
+            f"no closed-form IK for model {model.name!r}{because}; "
+            f"supported kinds: {SUPPORTED_KINDS}"
         )
     if frame is not None and frame != model.end_effectors[0]:
         raise UnsupportedError(
@@ -544,8 +566,12 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
             return np.max(np.abs(T[:, :3, 3] - target), axis=1) <= FK_TOL
 
     else:
-        d1, a2, a3, d4, d5, d6 = params
-        raw = ik_ur(d1, a2, a3, d4, d5, d6, target)
+        if kind == "screw6r":
+            arm: Screw6R = params
+            raw = ik_screw_6r(arm, target)
+        else:
+            d1, a2, a3, d4, d5, d6 = params
+            raw = ik_ur(d1, a2, a3, d4, d5, d6, target)
 
         def check(T: np.ndarray) -> np.ndarray:
             return np.max(np.abs(T[:, :3, :] - target[:3, :]), axis=(1, 2)) <= FK_TOL
