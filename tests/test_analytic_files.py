@@ -227,3 +227,21 @@ def test_unstructured_6r_arm_is_unsupported_with_reason() -> None:
     assert "axes 2, 3, 4 are not parallel" in str(info.value)
     with pytest.raises(UnsupportedError, match="7 DoF, not 6"):
         M.panda().ik_all(np.eye(4))
+
+
+@pytest.mark.parametrize("name", ["abb_irb140", "kuka_kr16", "puma560"])
+def test_near_and_at_wrist_singularity(name: str) -> None:
+    """q5 = 0 (q4, q6 one motion) and q5 = 1e-7 (square roots lose digits): still exact."""
+    model = ARMS[name]()
+    rng = np.random.default_rng(11)
+    lo, hi = model.limits[:, 0], model.limits[:, 1]
+    for k in range(40):
+        q = rng.uniform(lo, hi)
+        q[4] = 0.0 if k % 2 else 1e-7
+        T = model.fk(q)
+        Q = solve_all(model, T)
+        assert Q.shape[0] >= 1
+        pos, rot = pose_errors(model, Q, T)
+        assert pos <= FK_TOL and rot <= FK_TOL
+        if k % 2 == 0:  # q4 - q6 is conditioned 1 / sin q5: 1e-16 in the pose, ~1e-9 here
+            assert np.min(wrapped_distance(Q, q)) <= 1e-6

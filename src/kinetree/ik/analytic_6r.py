@@ -123,12 +123,17 @@ def _cos_sin(A: float, B: float, C: float, scale: float) -> list[float]:
     """Every ``t`` with ``A cos t + B sin t = C``: two, one (tangent) or none.
 
     ``rho cos(t - phi) = C`` with ``rho = |(A, B)|``; ``C`` at most
-    ``CLIP_TOL * scale`` beyond ``rho`` is clipped onto it.
+    ``CLIP_TOL * scale`` beyond ``rho`` is clipped onto it. When ``A = B = C = 0``
+    every ``t`` solves it (a singular arm) and ``[0.0]`` stands for them all.
     """
     rho = math.hypot(A, B)
     phi = math.atan2(B, A)
     gap = rho - abs(C)
-    if not math.isfinite(gap) or gap < -CLIP_TOL * scale or rho < FREE_TOL * scale:
+    if not math.isfinite(gap):
+        return []
+    if rho < FREE_TOL * scale:  # t does not matter (e.g. wrist centre on axis 1): t = 0
+        return [0.0] if abs(C) <= CLIP_TOL * scale else []
+    if gap < -CLIP_TOL * scale:
         return []
     if gap <= MERGE_TOL * scale:
         return [phi + (0.0 if C >= 0.0 else math.pi)]
@@ -154,7 +159,7 @@ def _two_axes(
     g2 = (1.0 - a * a - b * b - 2.0 * a * b * cw) / n2
     if g2 < -CLIP_TOL:
         return []
-    gs = [0.0] if g2 <= MERGE_TOL else [math.sqrt(g2), -math.sqrt(g2)]
+    gs = [0.0] if g2 <= 0.0 else [math.sqrt(g2), -math.sqrt(g2)]
     out = []
     for g in gs:
         m = a * w1 + b * w2 + g * n
@@ -227,10 +232,37 @@ def ik_screw_6r(arm: Screw6R, T: np.ndarray) -> np.ndarray:
                     sols.append([q1, q2, q3, q4, q5, q6])
     if not sols:
         return np.zeros((0, 6))
-    chain = np.array(sols)
+    chain = np.array([_refine(arm, np.array(q), T) for q in sols])
     out = np.empty_like(chain)
     out[:, list(arm.order)] = chain
     return out
+
+
+def _refine(arm: Screw6R, q: np.ndarray, T: np.ndarray, steps: int = 2) -> np.ndarray:
+    """``q`` (chain order) after Gauss-Newton steps on the screw model towards ``T``.
+
+    Near a singularity (``sin q5 ~ 0``, a stretched elbow) the square roots above
+    lose half the digits; two least-squares steps on the spatial Jacobian restore
+    them (the closed form already lies in the right basin).
+    """
+    for _ in range(steps):
+        G = np.eye(4)
+        J = np.empty((6, 6))
+        for i in range(6):
+            w_i = G[:3, :3] @ arm.w[i]
+            p_i = G[:3, :3] @ arm.p[i] + G[:3, 3]
+            J[3:, i] = w_i
+            J[:3, i] = np.cross(p_i, w_i)  # spatial twist: v = -w x p
+            G = G @ _motion(arm.w[i], arm.p[i], float(q[i]))
+        F = G @ arm.M
+        dR = T[:3, :3] @ F[:3, :3].T
+        d_rot = 0.5 * np.array([dR[2, 1] - dR[1, 2], dR[0, 2] - dR[2, 0], dR[1, 0] - dR[0, 1]])
+        d_pos = T[:3, 3] - F[:3, 3] - np.cross(d_rot, F[:3, 3])
+        err = np.concatenate([d_pos, d_rot])
+        if float(np.max(np.abs(err))) < 1e-15 * arm.scale:
+            break
+        q = q + np.linalg.lstsq(J, err, rcond=1e-12)[0]
+    return q
 
 
 # --- recognition ----------------------------------------------------------------------
