@@ -74,7 +74,8 @@ def abb_irb140() -> kt.Model:
 
 
 def kuka_kr16() -> kt.Model:
-    # KUKA KR 16-2: lengths from KUKA's KR 16-2 specification drawing [mm]: base
+    # A KUKA KR 16-class arm: lengths of the order of KUKA's KR 16-2 data sheet [mm]
+    # (not checked against the sheet; the test needs an arm of this shape): base
     # height 675, shoulder offset 260, upper arm 680, elbow offset 35, forearm 670,
     # flange 158; ranges A1 +-185, A2 -155/+35, A3 -130/+154, A4 +-350, A5 +-130,
     # A6 +-350 deg (applied here in the DH table's own zeros).
