@@ -322,3 +322,11 @@ def test_example_robot_data_xacro(path: Path, rel: str) -> None:
             if pin_model.existFrame(frame):
                 T = pin_data.oMf[pin_model.getFrameId(frame)].homogeneous
                 np.testing.assert_allclose(poses[i], T, atol=1e-9)
+
+
+def test_kinetree_load_dispatches_xacro() -> None:
+    arm = DATA / "pkgs" / "fake_description" / "urdf" / "arm.urdf.xacro"
+    m = kinetree.load(arm, package_dirs=[DATA / "pkgs"])
+    ref = load_xacro(arm, package_dirs=[DATA / "pkgs"])
+    q = m.random_configuration(rng=1)
+    np.testing.assert_allclose(m.fk_all(q), ref.fk_all(q), rtol=0, atol=1e-15)

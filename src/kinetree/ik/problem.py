@@ -71,7 +71,6 @@ class Template:
         return int(self.tgt_i.shape[0])
 
 
-
 @dataclass(frozen=True)
 class Problem:
     """A template plus targets ``tgt_f`` ``(*batch, T, TARGET_SIZE)`` and ``q0``

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
 from ..model import Model
@@ -18,15 +20,25 @@ from .urdf import load_urdf as load_urdf
 
 __all__ = ["BVHClip", "DHRow", "from_dh", "load", "load_urdf", "read_bvh", "write_bvh"]
 
-_FORMATS = (".urdf", ".bvh")
+_FORMATS = (".urdf", ".bvh", ".xacro")
 _MJCF = (".xml", ".mjcf")  # MuJoCo's suffixes: refused with a message that says so
 
 
-def load(name_or_path: str | os.PathLike[str]) -> Model:
+def load(
+    name_or_path: str | os.PathLike[str],
+    *,
+    args: Mapping[str, Any] | None = None,
+    package_dirs: Mapping[str, str | os.PathLike[str]]
+    | Sequence[str | os.PathLike[str]]
+    | None = None,
+) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
-    Files: ``.urdf`` (through yourdfpy) and ``.bvh`` (the clip's skeleton).
-    MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
+    Files: ``.urdf`` (through yourdfpy), ``.xacro`` (expanded by xacrodoc, the
+    ``xacro`` extra, with xacro ``args`` and ``package_dirs`` to resolve
+    ``$(find pkg)`` and ``package://``; see :func:`kinetree.io.xacro.load_xacro`) and
+    ``.bvh`` (the clip's skeleton). MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not
+    supported yet.
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
@@ -50,9 +62,14 @@ def load(name_or_path: str | os.PathLike[str]) -> Model:
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
             return load_urdf(p)
+        if suffix == ".xacro":  # robot.urdf.xacro, robot.xacro
+            from .xacro import load_xacro
+
+            return load_xacro(p, args=args, package_dirs=package_dirs)
         return read_bvh(p).model
     supported = (
-        "kinetree loads URDF (.urdf), BVH (.bvh), DH tables (kinetree.from_dh) and the "
+        "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), DH tables "
+        "(kinetree.from_dh) and the "
         f"built-in models ({', '.join(models.available())})"
     )
     if suffix in _MJCF:
