@@ -118,8 +118,8 @@ class IKOptions:
             transpose, 500 sdls/ccd.
         restarts: random restarts within the limits after the first attempt; None:
             200 for auto, else 0.
-        time_budget: wall-clock budget per solve [s]; None: 0.05 for auto, else
-            unlimited.
+        time_budget: wall-clock budget per solve [s]; None: unlimited; ``"default"``:
+            0.05 s for auto, unlimited for the other methods.
         step: scale of each step (alpha).
         damping: DLS damping, ``lambda = damping * |e|^2 / 2 + lambda_min``.
         lambda_min: smallest DLS damping.
@@ -150,7 +150,7 @@ class IKOptions:
     tol: tuple[float, float] = (1e-6, 1e-6)
     max_iter: int | None = None
     restarts: int | None = None
-    time_budget: float | None = None
+    time_budget: float | str | None = "default"
     step: float = 1.0
     damping: float = 0.1
     lambda_min: float = 1e-9
@@ -181,7 +181,9 @@ class IKOptions:
             s(self, "max_iter", _count("max_iter", self.max_iter))
         if self.restarts is not None:
             s(self, "restarts", _count("restarts", self.restarts))
-        if self.time_budget is not None:
+        if self.time_budget is not None and not (
+            isinstance(self.time_budget, str) and self.time_budget == "default"
+        ):
             s(self, "time_budget", _number("time_budget", self.time_budget, unit=" [s]"))
         for name in ("step", "max_joint_step"):
             s(self, name, _number(name, getattr(self, name)))
@@ -263,9 +265,11 @@ class IKOptions:
     @property
     def budget(self) -> float:
         """``time_budget`` with the method's default filled in [s]; 0: unlimited."""
-        if self.time_budget is not None:
-            return self.time_budget
-        return 0.05 if self.method == "auto" else 0.0
+        if self.time_budget is None:
+            return 0.0
+        if isinstance(self.time_budget, str):  # "default"
+            return 0.05 if self.method == "auto" else 0.0
+        return float(self.time_budget)
 
     @property
     def history_rows(self) -> int:
