@@ -198,6 +198,9 @@ def run(
     result takes (``()`` for one solve)."""
     nq = tpl.model.nq
     T = tpl.n_targets
+    # One compiled signature whatever the caller built: C-contiguous, writable float64.
+    targets = np.require(targets, np.float64, ("C", "W"))
+    q0 = np.require(q0, np.float64, ("C", "W"))
     B = targets.shape[0]
     out = np.empty((B, L.result_size(nq, T)))
     rows = opts.history_rows if not batch else 0
