@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
@@ -22,10 +23,16 @@ _FORMATS = (".urdf", ".bvh")
 _MJCF = (".xml", ".mjcf")  # MuJoCo's suffixes: refused with a message that says so
 
 
-def load(name_or_path: str | os.PathLike[str]) -> Model:
+def load(
+    name_or_path: str | os.PathLike[str],
+    *,
+    package_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
     Files: ``.urdf`` (through yourdfpy) and ``.bvh`` (the clip's skeleton).
+    ``package_dirs``: where a URDF's ``package://`` mesh paths are looked up first
+    (see :func:`load_urdf`).
     MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
@@ -49,7 +56,7 @@ def load(name_or_path: str | os.PathLike[str]) -> Model:
         if not p.exists():
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
-            return load_urdf(p)
+            return load_urdf(p, package_dirs=package_dirs)
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), BVH (.bvh), DH tables (kinetree.from_dh) and the "
