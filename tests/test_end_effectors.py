@@ -18,7 +18,8 @@ CASES = [
      ["left_.*hand", "right_.*hand", "left_ankle", "right_ankle"]),
     ("g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf",
      ["left_hand", "right_hand", "left_ankle", "right_ankle"]),
-    ("anymal_b_simple_description/robots/anymal.urdf", ["LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"]),
+    ("anymal_b_simple_description/robots/anymal.urdf",
+     ["LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"]),
     ("panda_description/urdf/panda.urdf", ["panda_hand"]),
     ("ur_description/urdf/ur5_robot.urdf", ["ee_link|tool0"]),
 ]  # fmt: skip

@@ -194,14 +194,8 @@ def _kinematic_part(root: ET.Element, source: str) -> ET.Element:
         hint = " (this is MJCF, MuJoCo's format, not supported yet)" if root.tag == "mujoco" else ""
         raise bad(f"the root element is <{root.tag}>, expected <robot>{hint}")
     robot_name = root.get("name")
-    if not robot_name:
-        robot_name = Path(source).stem if source != "<string>" else "robot"
-        warnings.warn(
-            f"{source}: the <robot> element has no 'name' attribute (or an empty one); "
-            f"kinetree names it {robot_name!r}",
-            URDFWarning,
-            stacklevel=4,
-        )
+    if not robot_name:  # Pinocchio refuses it too
+        raise bad("the <robot> element has no 'name' attribute (or an empty one)")
     out = ET.Element("robot", {"name": robot_name})
     n_links = n_joints = 0
     for el in root:
@@ -252,19 +246,20 @@ def _joint(
                     raise bad(f"{owner}: <{tag}> has an empty {attr!r} attribute")
             else:
                 numbers = _numbers(value, count)
-                if numbers is None:
+                if numbers is None and tag in ("origin", "limit"):
                     numbers = _lenient_numbers(value, count)
-                    if numbers is None:
-                        what = "a number" if count == 1 else f"{count} numbers separated by spaces"
-                        raise bad(f"{owner}: <{tag}> attribute {attr}={value!r} must be {what}")
-                    value = " ".join(repr(v) for v in numbers)
-                    warnings.warn(
-                        f"{source}: {owner}: <{tag}> attribute {attr}={part.get(attr)!r} is "
-                        f"not {count} number(s) separated by spaces; kinetree reads it as "
-                        f"{value!r} (as pybullet does)",
-                        URDFWarning,
-                        stacklevel=5,
-                    )
+                    if numbers is not None:
+                        value = " ".join(repr(v) for v in numbers)
+                        warnings.warn(
+                            f"{source}: {owner}: <{tag}> attribute {attr}={part.get(attr)!r} is "
+                            f"not {count} number(s) separated by spaces; kinetree reads it as "
+                            f"{value!r} (as pybullet does)",
+                            URDFWarning,
+                            stacklevel=5,
+                        )
+                if numbers is None:
+                    what = "a number" if count == 1 else f"{count} numbers separated by spaces"
+                    raise bad(f"{owner}: <{tag}> attribute {attr}={value!r} must be {what}")
                 # Infinite limits mean "no limit"; every other number must be finite.
                 ok = (lambda v: not math.isnan(v)) if tag == "limit" else math.isfinite
                 if not all(ok(v) for v in numbers):
