@@ -112,7 +112,7 @@ def test_urdf_structure(arm_file: Path) -> None:
     assert m.joint_names == ("base_yaw", "shoulder", "slide")  # fixed joints have no DoF
     assert m.frame_names[0] == "base_link"
     assert set(m.frame_names) == {"base_link", "turret", "upper", "slider", "tool", "camera"}
-    assert set(m.end_effectors) == {"tool", "camera"}  # the leaves
+    assert m.end_effectors == ("tool",)  # the movable tip; never a camera
     assert m.metadata["source"] == str(arm_file)
 
 
@@ -210,8 +210,8 @@ def test_urdf_mimic_defaults_multiplier_one_offset_zero() -> None:
 def test_urdf_mimic_of_unknown_joint() -> None:
     text = robot(["a", "b"], [("j1", "revolute", "a", "b")])
     text = text.replace("</joint></robot>", '<mimic joint="ghost"/></joint></robot>')
-    with pytest.raises(ModelStructureError, match="mimics 'ghost'"):
-        load_urdf(text)
+    with pytest.raises(ModelStructureError, match="mimic joint='ghost'> names no joint"):
+        load_urdf(text, mimic="strict")
 
 
 # --- structure errors ----------------------------------------------------------------------------

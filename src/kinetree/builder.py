@@ -21,6 +21,7 @@ origins at the bound would need some 1e296 joints to reach the float range.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,9 +31,10 @@ from numpy.typing import ArrayLike
 
 from ._validate import as_array, check_rigid
 from .errors import InvalidValueError, ModelStructureError, UnsupportedError, unknown_name
+from .geometry import Geometry
 from .model import Model
 
-__all__ = ["MAX_ORIGIN_DISTANCE", "ModelBuilder"]
+__all__ = ["MAX_ORIGIN_DISTANCE", "NOT_END_EFFECTOR", "ModelBuilder", "movable_tips"]
 
 #: Largest distance [m, or the model's length unit] of an origin from its parent frame.
 MAX_ORIGIN_DISTANCE = 1e12
@@ -46,6 +48,11 @@ _AXES = {
     "-y": (0.0, -1.0, 0.0),
     "-z": (0.0, 0.0, -1.0),
 }
+
+
+#: Frames that are never chosen as default end effectors while another frame is left:
+#: sensors and bookkeeping frames (matched anywhere in the name, any case).
+NOT_END_EFFECTOR = re.compile(r"sensor|imu|camera|contour|inertia|lidar|laser|depth", re.I)
 
 
 @dataclass
@@ -227,6 +234,10 @@ class ModelBuilder:
         self._presets: dict[str, tuple[str, ...]] = {}
         self._neutral: dict[str, float] = {}
         self._swing_twist: dict[str, tuple[np.ndarray, float, float, float]] = {}
+        self._geometry: dict[str, list[Geometry]] = {}
+        #: How :meth:`build` picks end effectors when none were set: ``"leaves"`` (every
+        #: leaf frame) or ``"tips"`` (:func:`movable_tips`, what the URDF loader uses).
+        self.default_end_effectors: str = "leaves"
         self.units = "m"
         self.metadata: dict[str, object] = {}
 
@@ -410,6 +421,20 @@ class ModelBuilder:
             f"{name}_fixed", parent, name, "fixed", "z", origin, None, None, frame=name
         )
 
+    def add_geometry(self, link: str, geom: Geometry) -> ModelBuilder:
+        """Attach a shape (:mod:`kinetree.geometry`) to frame ``link``; several may be added.
+
+        The frame must exist when :meth:`build` runs (its error lists the frames).
+        """
+        link = _name(link, "add_geometry: link name")
+        if not isinstance(geom, Geometry):
+            raise InvalidValueError(
+                f"add_geometry({link!r}, ...): geom must be a kinetree.geometry shape "
+                f"(Box, Sphere, Cylinder, Capsule, Mesh), got {shown(geom)}"
+            )
+        self._geometry.setdefault(link, []).append(geom)
+        return self
+
     def set_end_effectors(self, *frames: str) -> ModelBuilder:
         """Default IK frames (otherwise: every leaf frame), one name per argument."""
         for f in frames:
@@ -576,9 +601,15 @@ class ModelBuilder:
                 if f not in frames:
                     raise unknown_name("frame", f, frames)
             ee = tuple(self._end_effectors)
+        elif self.default_end_effectors == "tips":
+            own_dof = np.array([j is not None and j.dof_name is not None for j in order])
+            ee = movable_tips(node_names, parent, hidden, own_dof, q_index >= 0)
         else:
             has_child = set(parent[parent >= 0].tolist())
             ee = tuple(node_names[i] for i in range(n) if i not in has_child and not hidden[i])
+        for link in self._geometry:
+            if link not in frames:
+                raise unknown_name("frame", link, frames)
         model = Model(
             name=self.name,
             node_names=tuple(node_names),
@@ -601,6 +632,7 @@ class ModelBuilder:
             units=self.units,
             metadata=dict(self.metadata),
             swing_twist=dict(self._swing_twist),
+            geometry={k: tuple(v) for k, v in self._geometry.items()},
         )
         for p, joints_ in self._presets.items():
             try:
@@ -608,3 +640,104 @@ class ModelBuilder:
             except Exception as exc:
                 raise ModelStructureError(f"preset {p!r}: {exc}") from None
         return model
+
+
+def movable_tips(
+    node_names: Sequence[str],
+    parent: np.ndarray,
+    hidden: np.ndarray,
+    own_dof: np.ndarray,
+    moves: np.ndarray | None = None,
+) -> tuple[str, ...]:
+    """Default end effectors: the tips of the longest movable chains of a tree.
+
+    ``own_dof[i]``: node ``i`` is moved by a joint with a DoF of its own (not fixed, not a
+    mimic); ``moves[i]``: node ``i`` moves with some DoF (mimic joints too; default
+    ``own_dof``). Nodes are in topological order. The rule, in words:
+
+    1. A *branch end* is a node with its own DoF and no such node below it.
+    2. Branch ends that split off a common node lower in the chain than they reach
+       beyond it (fingers off a hand, the two fingers of a gripper) are one *hand*: the
+       split node stands for them (a mimic finger counts as a branch here).
+    3. Only the longest chains count: a hand or branch end whose number of DoF from the
+       root is at least half the largest (both hands and both feet of a humanoid, not
+       its head).
+    4. Each one is shown by the deepest frame in its subtree (for a hand: among the frames
+       fixed to the split node), never a frame whose name matches
+       :data:`NOT_END_EFFECTOR` (sensor, imu, camera, ...) while another is left.
+
+    Without any DoF, the leaf frames (less sensors where others are left).
+    """
+    n = len(node_names)
+    moves = own_dof if moves is None else moves
+    kids: list[list[int]] = [[] for _ in range(n)]
+    depth = np.zeros(n, dtype=np.int64)
+    n_dof = np.zeros(n, dtype=np.int64)  # DoF on the path from the root, this node included
+    for i in range(n):
+        p = int(parent[i])
+        if p >= 0:
+            kids[p].append(i)
+            depth[i] = depth[p] + 1
+            n_dof[i] = n_dof[p]
+        n_dof[i] += int(own_dof[i])
+    # DoF nodes below each node (bottom-up; parents come first).
+    dof_below = np.zeros(n, dtype=np.int64)
+    moving_below = np.zeros(n, dtype=np.int64)  # mimic joints included
+    for i in range(n - 1, 0, -1):
+        dof_below[parent[i]] += dof_below[i] + int(own_dof[i])
+        moving_below[parent[i]] += moving_below[i] + int(moves[i])
+
+    def visible(i: int) -> bool:
+        return not hidden[i]
+
+    def pick(candidates: list[int]) -> int | None:
+        """The deepest candidate frame, a non-sensor one where there is one."""
+        shown_ = [i for i in candidates if visible(i)]
+        plain = [i for i in shown_ if not NOT_END_EFFECTOR.search(node_names[i])]
+        pool = plain or shown_
+        if not pool:
+            return None
+        return max(pool, key=lambda i: (depth[i], -i))
+
+    def subtree(i: int, through: bool = True) -> list[int]:
+        """``i`` and its descendants (``through=False``: only those fixed to ``i``)."""
+        out, stack = [], [i]
+        while stack:
+            k = stack.pop()
+            out.append(k)
+            stack.extend(c for c in kids[k] if through or not moves[c])
+        return out
+
+    ends = [i for i in range(n) if own_dof[i] and dof_below[i] == 0]
+    if not ends:
+        leaves = [i for i in range(n) if not kids[i] and visible(i)]
+        plain = [i for i in leaves if not NOT_END_EFFECTOR.search(node_names[i])]
+        return tuple(node_names[i] for i in (plain or leaves))
+    # 2. Merge branch ends into hands: walk up from each end; at the first node where the
+    # tree branches into several DoF chains, the end joins that node's hand when its
+    # length beyond the node is shorter than the chain up to it.
+    stands_for: dict[int, int] = {}
+    for e in ends:
+        rep, k = e, e
+        while parent[k] >= 0:
+            p = int(parent[k])
+            branches = sum(1 for c in kids[p] if moves[c] or moving_below[c] > 0)
+            if branches > 1:
+                beyond = n_dof[e] - n_dof[p]
+                if 0 < n_dof[p] and beyond < n_dof[p]:
+                    rep = p  # a finger: keep climbing while the hand is still short
+                else:
+                    break
+            k = p
+        stands_for[e] = rep
+    reps = sorted(set(stands_for.values()))
+    longest = max(int(n_dof[r]) for r in reps)
+    chosen: list[str] = []
+    for r in reps:
+        if 2 * int(n_dof[r]) < longest:
+            continue
+        hand = r not in ends
+        tip = pick(subtree(r, through=not hand))
+        if tip is not None and node_names[tip] not in chosen:
+            chosen.append(node_names[tip])
+    return tuple(chosen)

@@ -35,6 +35,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .geometry import Geometry
     from .ik.result import IKResult
 
 __all__ = ["JOINT_TYPES", "JointType", "Model"]
@@ -98,6 +99,10 @@ class Model:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     #: Ball joints with anatomical limits: group -> (bone axis, swing max, twist min, max).
     swing_twist: Mapping[str, tuple[np.ndarray, float, float, float]] = field(default_factory=dict)
+    #: Shapes attached to frames, by frame name: visual and collision geometry
+    #: (:mod:`kinetree.geometry`), each with its pose in the frame. Kinematics never reads
+    #: it; frames without shapes are absent (default: no geometry at all).
+    geometry: Mapping[str, tuple[Geometry, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for attr in (

@@ -29,16 +29,19 @@ def load(
     *,
     args: Mapping[str, Any] | None = None,
     package_dirs: Mapping[str, str | os.PathLike[str]]
+    | str
+    | os.PathLike[str]
     | Sequence[str | os.PathLike[str]]
     | None = None,
 ) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
     Files: ``.urdf`` (through yourdfpy), ``.xacro`` (expanded by xacrodoc, the
-    ``xacro`` extra, with xacro ``args`` and ``package_dirs`` to resolve
-    ``$(find pkg)`` and ``package://``; see :func:`kinetree.io.xacro.load_xacro`) and
-    ``.bvh`` (the clip's skeleton). MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not
-    supported yet.
+    ``xacro`` extra, with xacro ``args``; see :func:`kinetree.io.xacro.load_xacro`) and
+    ``.bvh`` (the clip's skeleton). ``package_dirs``: where ``package://`` and
+    ``$(find pkg)`` paths are looked up first: folders holding packages, package
+    folders, or a mapping package name -> folder (see :func:`load_urdf`).
+    MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
@@ -61,11 +64,14 @@ def load(
         if not p.exists():
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
-            return load_urdf(p)
+            dirs = (
+                list(package_dirs.values()) if isinstance(package_dirs, Mapping) else package_dirs
+            )
+            return load_urdf(p, package_dirs=dirs)
         if suffix == ".xacro":  # robot.urdf.xacro, robot.xacro
             from .xacro import load_xacro
 
-            return load_xacro(p, args=args, package_dirs=package_dirs)
+            return load_xacro(p, args=args, package_dirs=package_dirs)  # type: ignore[arg-type]
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), DH tables "

@@ -1,11 +1,24 @@
 """URDF -> Model through yourdfpy (parsing) and our builder (structure checks).
 
-Meshes are never loaded: kinematics needs none, and ``package://`` paths that do
-not resolve are fine. Only the kinematic part of the file is read: the
-``<robot>`` name, each ``<link>`` name, and in each ``<joint>`` its name, type,
-``<parent>``, ``<child>``, ``<origin>``, ``<axis>``, ``<limit lower upper>`` and
-``<mimic>``. Geometry, inertia, materials, transmissions and the like are never
-looked at, so a malformed one does not stop a load.
+The kinematic part of the file decides whether it loads: the ``<robot>`` name, each
+``<link>`` name, and in each ``<joint>`` its name, type, ``<parent>``, ``<child>``,
+``<origin>``, ``<axis>``, ``<limit lower upper>`` and ``<mimic>``. Inertia, materials,
+transmissions and the like are never looked at. Each link's ``<visual>`` and
+``<collision>`` shapes are read into :attr:`Model.geometry` (:mod:`kinetree.geometry`),
+but a shape never stops a load: an unknown or malformed one is skipped with a
+:class:`~kinetree.geometry.GeometryWarning`, and a mesh file that cannot be found or read
+keeps its path with ``vertices=None`` (also a warning).
+
+Mesh paths (``package://pkg/...``, ``file://...``, relative or absolute) are looked up
+in, in order: the ``package_dirs`` given (each a folder holding packages, or a package
+folder itself), the URDF file's folder and its ancestors (one of them named ``pkg``, or
+holding a folder ``pkg``), the folders of ``ROS_PACKAGE_PATH``, and the robot folders of
+installed description packages (example-robot-data, pybullet_data).
+
+Lenient where other tools are (Pinocchio, pybullet), each time with a
+:class:`URDFWarning` that says how kinetree read the file: whitespace before
+``<?xml``; ``lower > upper`` read as "no limit"; a ``<mimic>`` naming a joint that is not
+there read as an independent joint (``mimic="strict"`` refuses the file instead).
 
 Supported joint types: revolute, continuous, prismatic, fixed; mimic joints
 follow their source joint (a ``<mimic>`` on a fixed joint has nothing to move
@@ -23,11 +36,14 @@ domain (NaN, a zero axis, ``lower > upper``).
 from __future__ import annotations
 
 import io
+import logging
 import math
 import os
+import re
+import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,10 +57,28 @@ from ..errors import (
     ModelStructureError,
     UnsupportedError,
 )
+from ..geometry import (
+    Box,
+    Capsule,
+    Cylinder,
+    Geometry,
+    GeometryWarning,
+    Mesh,
+    Sphere,
+    read_mesh,
+)
 from ..model import Model
+from ..spatial import rpy_to_matrix
 from ._files import as_path
 
-__all__ = ["load_urdf"]
+__all__ = ["URDFWarning", "load_urdf", "resolve_mesh_path"]
+
+
+class URDFWarning(UserWarning):
+    """kinetree read a URDF leniently; the message says how it interpreted the file."""
+
+
+_MIMIC_MODES = ("warn", "strict")
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 
@@ -61,15 +95,33 @@ _JOINT_PARTS: dict[str, dict[str, int]] = {
 _REQUIRED = {"parent": ("link",), "child": ("link",), "mimic": ("joint",)}
 
 
-def load_urdf(path_or_text: str | os.PathLike[str], *, name: str | None = None) -> Model:
+def load_urdf(
+    path_or_text: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    package_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    mimic: str = "warn",
+    meshes: bool = True,
+) -> Model:
     """Load a URDF file (or a URDF string starting with ``<``) into a :class:`Model`.
 
-    ``name``: the model's name (default: the ``<robot>`` name).
+    ``name``: the model's name (default: the ``<robot>`` name). ``package_dirs``: folders
+    (one or a list) where ``package://`` mesh paths are looked up first (see the module
+    docstring for the other places). ``mimic``: ``"warn"`` loads a ``<mimic>`` that names
+    a missing joint as an independent joint, with a :class:`URDFWarning`; ``"strict"``
+    raises :class:`~kinetree.errors.ModelStructureError`. ``meshes``: read mesh files
+    (vertices and faces, through trimesh); False keeps only their paths.
     """
     import yourdfpy
 
     if name is not None and (not isinstance(name, str) or not name):
         raise InvalidValueError(f"load_urdf: name must be a non-empty string or None, got {name!r}")
+    if mimic not in _MIMIC_MODES:
+        raise InvalidValueError(
+            f"load_urdf: mimic must be one of {', '.join(_MIMIC_MODES)}, got {mimic!r}"
+        )
+    dirs = _package_dirs(package_dirs)
+    base: Path | None = None
     if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("<"):
         text = path_or_text
         source = "<string>"
@@ -84,11 +136,35 @@ def load_urdf(path_or_text: str | os.PathLike[str], *, name: str | None = None) 
             text = p.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise FileFormatError(f"cannot read URDF file {source}: {exc.strerror}") from None
+        base = p.resolve().parent
+    stripped = text.lstrip("\ufeff \t\r\n")
+    lead = text[: len(text) - len(stripped)]
+    if lead.strip("\ufeff") and stripped.startswith("<?xml"):
+        warnings.warn(
+            f"{source}: whitespace before the XML declaration '<?xml' (not allowed by XML); "
+            "kinetree skipped it",
+            URDFWarning,
+            stacklevel=2,
+        )
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(stripped)
     except ET.ParseError as exc:
-        raise FileFormatError(f"{source}: not well-formed XML: {exc}") from None
+        end = stripped.rfind("</robot>") + len("</robot>")
+        try:
+            if end < len("</robot>") or not stripped[end:].strip():
+                raise ET.ParseError(str(exc))
+            root = ET.fromstring(stripped[:end])
+        except ET.ParseError:
+            raise FileFormatError(f"{source}: not well-formed XML: {exc}") from None
+        warnings.warn(
+            f"{source}: characters after </robot> ({exc}); kinetree ignored them",
+            URDFWarning,
+            stacklevel=2,
+        )
     kinematic = _kinematic_part(root, source)
+    # yourdfpy logs what it finds odd; the file's problems are ours to report.
+    logger = logging.getLogger("yourdfpy")
+    was_disabled, logger.disabled = logger.disabled, True
     try:
         robot = yourdfpy.URDF.load(
             io.BytesIO(ET.tostring(kinematic, encoding="unicode").encode("utf-8")),
@@ -99,7 +175,10 @@ def load_urdf(path_or_text: str | os.PathLike[str], *, name: str | None = None) 
         )
     except Exception as exc:  # pragma: no cover - the input is checked above
         raise FileFormatError(f"{source}: invalid URDF: {exc}") from None
-    return _to_model(robot, name or robot.robot.name or Path(source).stem, source)
+    finally:
+        logger.disabled = was_disabled
+    geometry = _geometry(root, source, _Finder(base, dirs), meshes)
+    return _to_model(robot, name or robot.robot.name or Path(source).stem, source, mimic, geometry)
 
 
 # --- checking the XML ------------------------------------------------------------------
@@ -115,7 +194,7 @@ def _kinematic_part(root: ET.Element, source: str) -> ET.Element:
         hint = " (this is MJCF, MuJoCo's format, not supported yet)" if root.tag == "mujoco" else ""
         raise bad(f"the root element is <{root.tag}>, expected <robot>{hint}")
     robot_name = root.get("name")
-    if not robot_name:
+    if not robot_name:  # Pinocchio refuses it too
         raise bad("the <robot> element has no 'name' attribute (or an empty one)")
     out = ET.Element("robot", {"name": robot_name})
     n_links = n_joints = 0
@@ -167,6 +246,17 @@ def _joint(
                     raise bad(f"{owner}: <{tag}> has an empty {attr!r} attribute")
             else:
                 numbers = _numbers(value, count)
+                if numbers is None and tag in ("origin", "limit"):
+                    numbers = _lenient_numbers(value, count)
+                    if numbers is not None:
+                        value = " ".join(repr(v) for v in numbers)
+                        warnings.warn(
+                            f"{source}: {owner}: <{tag}> attribute {attr}={part.get(attr)!r} is "
+                            f"not {count} number(s) separated by spaces; kinetree reads it as "
+                            f"{value!r} (as pybullet does)",
+                            URDFWarning,
+                            stacklevel=5,
+                        )
                 if numbers is None:
                     what = "a number" if count == 1 else f"{count} numbers separated by spaces"
                     raise bad(f"{owner}: <{tag}> attribute {attr}={value!r} must be {what}")
@@ -180,6 +270,22 @@ def _joint(
             kept[attr] = value
         ET.SubElement(out, tag, kept)
     return out
+
+
+_NUMBER_PREFIX = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf", re.I)
+
+
+def _lenient_numbers(text: str, count: int) -> list[float] | None:
+    """The first ``count`` numbers of ``text`` read as C's ``strtod`` would (pybullet):
+    separators may be commas, a token's trailing junk ("-1.57.") is dropped, extra
+    numbers are ignored. None when fewer than ``count`` tokens start with a number."""
+    numbers = []
+    for token in text.replace(",", " ").split():
+        match = _NUMBER_PREFIX.match(token)
+        if match is None:
+            return None
+        numbers.append(float(match.group()))
+    return numbers[:count] if len(numbers) >= count else None
 
 
 def _numbers(text: str, count: int) -> list[float] | None:
@@ -205,7 +311,13 @@ def _in_file(source: str) -> Iterator[None]:
         raise type(exc)(f"{source}: {exc}") from None
 
 
-def _to_model(robot: object, name: str, source: str) -> Model:
+def _to_model(
+    robot: object,
+    name: str,
+    source: str,
+    mimic_mode: str = "warn",
+    geometry: dict[str, list[Geometry]] | None = None,
+) -> Model:
     urdf = robot.robot  # type: ignore[attr-defined]
     joints = list(urdf.joints)
     links = [lk.name for lk in urdf.links]
@@ -232,6 +344,8 @@ def _to_model(robot: object, name: str, source: str) -> Model:
         raise ModelStructureError(f"{source}: URDF has no root link (the joints form a cycle)")
     with _in_file(source):
         b = ModelBuilder(name, root=roots[0])
+    b.default_end_effectors = "tips"
+    by_name = {j.name: j for j in joints}
     for j in joints:
         if j.type not in _SUPPORTED:
             raise UnsupportedError(
@@ -246,11 +360,35 @@ def _to_model(robot: object, name: str, source: str) -> Model:
             lo = 0.0 if j.limit.lower is None else float(j.limit.lower)
             hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
             limits = (lo, hi)
+            if lo > hi:
+                warnings.warn(
+                    f"{source}: joint {j.name!r}: <limit> lower={lo:g} > upper={hi:g}; kinetree "
+                    "reads it as no limit (as pybullet does)",
+                    URDFWarning,
+                    stacklevel=3,
+                )
+                limits = None
         mimic = None
         if j.mimic is not None and j.type != "fixed":
             mul = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
             off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
             mimic = (j.mimic.joint, mul, off)
+            src = by_name.get(j.mimic.joint)
+            if src is None or src.type not in _SUPPORTED[:3]:
+                what = "no joint" if src is None else f"a {src.type} joint"
+                message = (
+                    f"{source}: joint {j.name!r}: <mimic joint={j.mimic.joint!r}> names {what}"
+                )
+                if mimic_mode == "strict":
+                    raise ModelStructureError(
+                        f"{message}; joints are: {_listing([k.name for k in joints])}"
+                    )
+                warnings.warn(
+                    f"{message}; kinetree loads {j.name!r} as an independent joint",
+                    URDFWarning,
+                    stacklevel=3,
+                )
+                mimic = None
         with _in_file(source):
             b.add_joint(
                 j.name, j.parent, j.child, type=j.type,
@@ -258,9 +396,220 @@ def _to_model(robot: object, name: str, source: str) -> Model:
                 mimic=mimic,
             )  # fmt: skip
     b.metadata["source"] = source
+    for link, shapes in (geometry or {}).items():
+        for shape in shapes:
+            b.add_geometry(link, shape)
     with _in_file(source):
         return b.build()
 
 
 def _listing(names: list[str], limit: int = 60) -> str:
     return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+# --- geometry --------------------------------------------------------------------------
+
+_SHAPES = ("box", "sphere", "cylinder", "capsule", "mesh")
+
+
+def _geometry(
+    root: ET.Element, source: str, finder: _Finder, meshes: bool
+) -> dict[str, list[Geometry]]:
+    """Each link's shapes; a shape kinetree cannot read is skipped with a warning."""
+    out: dict[str, list[Geometry]] = {}
+    for link in root.iter("link"):
+        link_name = link.get("name")
+        if not link_name:
+            continue  # refused by _kinematic_part already
+        for kind in ("visual", "collision"):
+            for number, el in enumerate(link.findall(kind), start=1):
+                where = f"{source}: link {link_name!r}: <{kind}> number {number}"
+                try:
+                    shape = _shape(el, kind, where, finder, meshes)
+                except _Skip as exc:
+                    warnings.warn(f"{where}: {exc}; skipped", GeometryWarning, stacklevel=3)
+                    continue
+                if shape is not None:
+                    out.setdefault(link_name, []).append(shape)
+    return out
+
+
+class _Skip(Exception):
+    """A shape that cannot be read (the message says why)."""
+
+
+def _floats(el: ET.Element, attr: str, count: int, default: str | None = None) -> list[float]:
+    text = el.get(attr, default)
+    numbers = None if text is None else _numbers(text, count)
+    if numbers is None or not all(math.isfinite(v) for v in numbers):
+        want = "a finite number" if count == 1 else f"{count} finite numbers"
+        raise _Skip(f"<{el.tag}> attribute {attr}={text!r} must be {want}")
+    return numbers
+
+
+def _shape(el: ET.Element, kind: str, where: str, finder: _Finder, meshes: bool) -> Geometry | None:
+    geom = el.find("geometry")
+    if geom is None or len(geom) == 0:
+        raise _Skip("no shape in <geometry>")
+    shape = geom[0]
+    T = np.eye(4)
+    origin = el.find("origin")
+    if origin is not None:
+        T[:3, 3] = _floats(origin, "xyz", 3, "0 0 0")
+        T[:3, :3] = rpy_to_matrix(_floats(origin, "rpy", 3, "0 0 0"))
+    common = {"origin": T, "kind": kind, "name": el.get("name")}
+    tag = shape.tag
+    if tag == "box":
+        return Box(tuple(_floats(shape, "size", 3)), **common)  # type: ignore[arg-type]
+    if tag == "sphere":
+        return Sphere(_floats(shape, "radius", 1)[0], **common)  # type: ignore[arg-type]
+    if tag in ("cylinder", "capsule"):
+        cls = Cylinder if tag == "cylinder" else Capsule
+        r, length = _floats(shape, "radius", 1)[0], _floats(shape, "length", 1)[0]
+        return cls(r, length, **common)  # type: ignore[arg-type]
+    if tag == "mesh":
+        path = shape.get("filename")
+        if not path:
+            raise _Skip("<mesh> has no 'filename'")
+        scale_text = shape.get("scale", "1 1 1")
+        scale = _numbers(scale_text, 3) or _numbers(scale_text, 1)
+        if scale is None or not all(math.isfinite(v) for v in scale):
+            raise _Skip(f"<mesh> attribute scale={scale_text!r} must be 1 or 3 finite numbers")
+        scale3 = (scale * 3)[:3]
+        file = finder.find(path)
+        vertices = faces = None
+        if file is None:
+            warnings.warn(
+                f"{where}: mesh {path!r} not found (looked in {finder.describe(path)}); "
+                "kept as a path without vertices; pass package_dirs= to say where it is",
+                GeometryWarning,
+                stacklevel=4,
+            )
+        elif meshes:
+            try:
+                vertices, faces = read_mesh(file, (scale3[0], scale3[1], scale3[2]))
+            except Exception as exc:  # any reader failure: the kinematics still loads
+                warnings.warn(
+                    f"{where}: mesh {str(file)!r} could not be read ({type(exc).__name__}: "
+                    f"{exc}); kept as a path without vertices",
+                    GeometryWarning,
+                    stacklevel=4,
+                )
+        return Mesh(
+            path,
+            (scale3[0], scale3[1], scale3[2]),
+            vertices,
+            faces,
+            file=file,
+            **common,  # type: ignore[arg-type]
+        )
+    known = ", ".join(f"<{t}>" for t in _SHAPES)
+    raise _Skip(f"shape <{tag}> is not supported (kinetree reads {known})")
+
+
+def _package_dirs(value: object) -> list[Path]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, Sequence):
+        raise InvalidValueError(
+            f"load_urdf: package_dirs must be a folder or a list of folders, got {value!r}"
+        )
+    what = "load_urdf: package_dirs must hold folders (str or os.PathLike)"
+    return [as_path(v, what) for v in items]
+
+
+def _installed_robot_dirs() -> list[Path]:
+    """Robot folders of installed description packages (found without importing them)."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    out: list[Path] = []
+    for module, sub in (("example_robot_data", "robots"), ("pybullet_data", "")):
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            d = Path(loc) / sub if sub else Path(loc)
+            if d.is_dir():
+                out.append(d)
+    # example-robot-data's wheel (a cmeel package) puts its robots under a share folder.
+    shares = [Path(sys.prefix) / "share" / "example-robot-data" / "robots"]
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+        shares.insert(
+            0, Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+        )
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    # The folder above too: some files name ``package://example-robot-data/robots/...``.
+    out += [e for d in shares if d.is_dir() for e in (d, d.parent.parent)]
+    return out
+
+
+class _Finder:
+    """Looks up the file a mesh path names (see the module docstring for the order)."""
+
+    def __init__(self, base: Path | None, package_dirs: list[Path]):
+        self.base = base
+        self.package_dirs = package_dirs
+        self._roots: list[Path] | None = None
+
+    def roots(self) -> list[Path]:
+        """Folders that may hold packages, in lookup order (computed once)."""
+        if self._roots is None:
+            roots = list(self.package_dirs)
+            if self.base is not None:
+                roots += [self.base, *self.base.parents]
+            ros = os.environ.get("ROS_PACKAGE_PATH", "")
+            roots += [Path(p) for p in ros.split(os.pathsep) if p]
+            roots += _installed_robot_dirs()
+            self._roots = roots
+        return self._roots
+
+    def find(self, uri: str) -> Path | None:
+        return resolve_mesh_path(uri, self.base, self.roots())
+
+    def describe(self, uri: str) -> str:
+        if uri.startswith("package://"):
+            shown = [str(r) for r in self.roots()[:6]]
+            more = len(self.roots()) - len(shown)
+            return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        return str(self.base) if self.base is not None else "the current folder"
+
+
+def resolve_mesh_path(uri: str, base: Path | None, roots: Sequence[Path]) -> Path | None:
+    """The file a URDF mesh path names, or None when it is in none of the places.
+
+    ``package://pkg/rest``: ``root/pkg/rest`` or, for a root named ``pkg``,
+    ``root/rest``, for each root in order; for a folder holding packages one level down
+    (``root/*/pkg/rest``) as ROS workspaces do. ``file://path`` and plain paths: absolute,
+    or relative to ``base`` (the URDF's folder) and then to each root.
+    """
+    if uri.startswith("package://"):
+        pkg, _, rest = uri[len("package://") :].lstrip("/").partition("/")
+        if not pkg:
+            return None
+        for root in roots:
+            for candidate in (root / pkg / rest, root / rest if root.name == pkg else None):
+                if candidate is not None and candidate.is_file():
+                    return candidate
+        for root in roots:
+            try:
+                hits = sorted(root.glob(f"*/{pkg}/{rest}")) if root.is_dir() else []
+            except (OSError, ValueError):
+                hits = []
+            hits = [h for h in hits if h.is_file()]
+            if hits:
+                return hits[0]
+        return None
+    path = uri[len("file://") :] if uri.startswith("file://") else uri
+    p = Path(path)
+    if p.is_absolute():
+        return p if p.is_file() else None
+    for folder in ([base] if base is not None else []) + list(roots):
+        if (folder / p).is_file():
+            return (folder / p).resolve()
+    return None
