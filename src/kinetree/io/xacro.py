@@ -125,6 +125,8 @@ def load_xacro(
             f"{source}: xacro arg {unknown[0]!r} is not declared by the file "
             f"(no <xacro:arg name={unknown[0]!r}>); declared args are: {shown}"
         )
+    # Mesh paths of the expansion are looked up in the same packages, then beside the file.
+    urdf_options.setdefault("package_dirs", [*known_packages.values(), p.resolve().parent])
     try:
         model = load_urdf(urdf_text, **urdf_options)
     except KinetreeError as exc:
