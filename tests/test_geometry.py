@@ -92,7 +92,10 @@ def test_ros_package_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_meshes_false_keeps_paths_only() -> None:
-    mesh = load_shapes(meshes=False).geometry["upper"][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing read, so nothing to warn about
+        m = load_urdf(SHAPES, meshes=False)
+    mesh = m.geometry["upper"][0]
     assert isinstance(mesh, Mesh) and mesh.file is not None and mesh.vertices is None
 
 

@@ -12,14 +12,35 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["notice", "warmup"]
+__all__ = ["notice", "variant", "warmup"]
 
 _SEEN: set[int] = set()
 _PRINTED = False
+
+
+def variant(kernel: Any, name: str, **bindings: Any) -> Any:
+    """A copy of the compiled function ``kernel`` named ``name`` whose global names are
+    bound to ``bindings`` (the functions it calls, the constants it branches on).
+
+    numba resolves globals when it compiles and prunes branches on constant globals, so
+    a variant compiles only what its bindings reach: one source, specialised per use,
+    without runtime dispatch. Its own name gives it its own entry in the disk cache."""
+    from numba import njit
+
+    py = kernel.py_func
+    scope = dict(py.__globals__)
+    scope.update(bindings)
+    fn = types.FunctionType(py.__code__, scope, name, py.__defaults__, py.__closure__)
+    fn.__qualname__ = name
+    fn.__module__ = py.__module__
+    fn.__doc__ = py.__doc__
+    options = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}
+    return njit(cache=True, **options)(fn)
 
 
 @contextmanager

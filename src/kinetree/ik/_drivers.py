@@ -1,34 +1,61 @@
-"""The compiled entry point of every compiled method: :func:`solve_batch`.
+"""Compiled entry points: one per method, and per presence of swing-twist limits.
 
-It is :func:`kinetree.ik._loop.solve_range` behind one signature that releases the
-GIL: one compiled function serves a single solve (a batch of one), a small batch, and
-a large batch split over threads by :func:`kinetree._threads.run_chunks`. Its
-arguments are always C-contiguous float64/int64 arrays of fixed writability (see
-``ik.solve``), so it compiles once per machine (cached on disk), on the first solve;
-nothing compiles at import.
+Each driver is a variant (:func:`kinetree._compile.variant`) of the shared loop with the
+method's step rule and the swing-twist switch bound as globals: numba resolves them at
+compile time and prunes the branches they switch off, so a driver contains only its
+method's rule, and the swing-twist projection only where a model has such limits. A
+driver is made and compiled on the first solve that needs it (nothing at import) and
+cached on disk under its own name. All have the signature of :func:`solve_batch` and
+release the GIL: one compiled function serves a single solve (a batch of one), a
+small batch, and a large batch split over threads by :func:`kinetree._threads.run_chunks`.
+Its arguments are always C-contiguous float64/int64 arrays of fixed writability (see
+``ik.solve.run``), so each driver compiles once per machine.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 from numba import njit
 
-from ._loop import solve_range
-from ._steps import CCD, DLS, PINV, SDLS, SWING_TWIST, TRANSPOSE
+from .._compile import variant
+from . import _loop, _steps
 
-#: The method code of each compiled method (``auto`` is ``dls`` with other defaults).
-METHOD_CODES = {"dls": DLS, "pinv": PINV, "transpose": TRANSPOSE, "sdls": SDLS, "ccd": CCD}
-
-
-def method_code(kernel_method: str, swing_twist: bool) -> int:
-    """The code :func:`solve_batch` takes: the method, plus the swing-twist flag."""
-    return METHOD_CODES[kernel_method] | (SWING_TWIST if swing_twist else 0)
+#: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
+#: an update of its own.
+RULES = {
+    "dls": _steps.step_dls,
+    "pinv": _steps.step_pinv,
+    "transpose": _steps.step_transpose,
+    "sdls": _steps.step_sdls,
+}
 
 
 @njit(cache=True, nogil=True)
 def solve_batch(
-    method: int, ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
-    seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
+    ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray, seed: int,
+    out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
 ) -> None:  # fmt: skip
     """Solve problems ``start..stop`` (see :func:`~kinetree.ik._loop.solve_range`)."""
-    solve_range(method, ibuf, fbuf, targets, q0, seed, out, hist_q, hist_e, start, stop)
+    solve_range(ibuf, fbuf, targets, q0, seed, out, hist_q, hist_e, start, stop)
+
+
+solve_range = _loop.solve_range  # bound per driver
+
+
+@functools.cache
+def driver(method: str, swing_twist: bool) -> Any:
+    """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
+    ``ccd``), with or without the swing-twist projection."""
+    tag = method + ("_swing_twist" if swing_twist else "")
+    if method == "ccd":
+        update = _steps.ccd_update
+    else:
+        update = variant(_steps.jacobian_update, f"jacobian_update_{method}",
+                         apply_rule=RULES[method])  # fmt: skip
+    one = variant(_loop.solve_one, f"solve_one_{tag}", update=update,
+                  SWING_TWIST_ON=swing_twist)  # fmt: skip
+    rng = variant(_loop.solve_range, f"solve_range_{tag}", solve_one=one)
+    return variant(solve_batch, f"solve_batch_{tag}", solve_range=rng)

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ..kinematics._kernels import fk_nodes
-from ._steps import SWING_TWIST, update
+from ._steps import jacobian_update
 from ._swing_twist import project_all
 from ._tasks import (
     badness,
@@ -51,6 +51,11 @@ from .layout import (
     unpack,
 )
 
+# Bound per driver by ``kinetree.ik._drivers`` (see ``solve_one``); these defaults make
+# the plain functions the damped least-squares loop with swing-twist limits.
+update = jacobian_update
+SWING_TWIST_ON = True
+
 
 @njit(cache=True, inline="always")
 def clip_active(cf: Config, q: np.ndarray) -> None:
@@ -73,15 +78,6 @@ def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool)
             k = act[kk]
             q_prev[k] = min(max(0.0, lo[k]), hi[k])
     project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi)
-
-
-@njit(cache=True, inline="always")
-def swing_twist_project(
-    method: int, cf: Config, w: Work, fdata: np.ndarray, from_zero: bool
-) -> None:
-    """:func:`project_swing_twist` when ``method`` carries the ``SWING_TWIST`` flag."""
-    if method & SWING_TWIST:
-        project_swing_twist(cf, w, fdata, from_zero)
 
 
 @njit(cache=True, inline="always")
@@ -158,16 +154,17 @@ def write_errors(
 
 @njit(cache=True)
 def solve_one(
-    method: int, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
+    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
     tgt_i: np.ndarray, rows: np.ndarray, cf: Config, w: Work, src: np.ndarray,
     q0: np.ndarray, seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray,
     clock: np.ndarray, rng: np.ndarray,
 ) -> None:  # fmt: skip
     """Solve one problem into the result row ``out`` (layout: ``ik.layout``).
 
-    ``src`` holds the targets (encoded rows, or one raw 4x4 pose); ``method`` is a
-    method code of :mod:`kinetree.ik._steps`, with the ``SWING_TWIST`` flag when ball
-    joints have swing-twist limits."""
+    ``src`` holds the targets (encoded rows, or one raw 4x4 pose). The method is the
+    global ``update`` (and the rule it calls), swing-twist limits are projected when
+    the global ``SWING_TWIST_ON`` is true: each driver is a variant of this function
+    with both bound (``kinetree.ik._drivers``), compiled with only what it uses."""
     t_start = monotonic(clock) if cf.budget > 0.0 else 0.0
     nq = q0.shape[0]
     info = info_index(nq, tgt_i.shape[0])
@@ -187,7 +184,8 @@ def solve_one(
     q = w.q
     q[:] = q0
     clip_active(cf, q)
-    swing_twist_project(method, cf, w, fdata, True)
+    if SWING_TWIST_ON:
+        project_swing_twist(cf, w, fdata, True)
     w.best_q[:] = q
     rng[0] = np.uint64(seed)
     reachable = True
@@ -228,10 +226,12 @@ def solve_one(
                 break
             it += 1
             total_iter += 1
-            w.q_prev[:] = q
-            if not update(method, cf, w, fdata, idata, nodes, tgt_i, rows, bad):
+            if SWING_TWIST_ON:
+                w.q_prev[:] = q
+            if not update(cf, w, fdata, idata, nodes, tgt_i, rows, bad):
                 break
-            swing_twist_project(method, cf, w, fdata, False)
+            if SWING_TWIST_ON:
+                project_swing_twist(cf, w, fdata, False)
         if status == ST_OK:
             break
         # Restarts cannot close a gap that no configuration closes: a couple of them
@@ -242,7 +242,8 @@ def solve_one(
             break
         attempt += 1
         random_start(cf, w, rng)
-        swing_twist_project(method, cf, w, fdata, True)
+        if SWING_TWIST_ON:
+            project_swing_twist(cf, w, fdata, True)
     out[:nq] = w.best_q
     # Reported errors are FK's at the returned q, against the caller's target (not the
     # clamped one); success is re-judged on them.
@@ -261,7 +262,7 @@ def solve_one(
 
 @njit(cache=True)
 def solve_range(
-    method: int, ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
+    ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
     seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
 ) -> None:  # fmt: skip
     """Problems ``start..stop`` of a batch: ``targets`` (B, T, TARGET_SIZE) encoded rows
@@ -281,5 +282,5 @@ def solve_range(
     shared = q0.shape[0] == 1
     for b in range(start, stop):
         qb = q0[0] if shared else q0[b]
-        solve_one(method, fdata, idata, nodes, tgt_i, rows, cf, w, targets[b], qb,
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, targets[b], qb,
                   seed + b, out[b], hist_q, hist_e, clock, rng)  # fmt: skip

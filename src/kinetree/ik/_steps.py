@@ -5,12 +5,12 @@ system ``w.J dq = w.e`` into a step ``w.dq`` over the active DoF (it may pin joi
 their limits, :func:`step_dls`). :func:`jacobian_update` wraps any rule with what all
 of them share: assembling the system, seed 001's normalised task step, the null-space
 pull toward the rest pose, the joint-step cap and the integration within limits. CCD
-is an update of its own (:func:`ccd_update`). The loop calls :func:`update` with the
-method's code.
+is an update of its own (:func:`ccd_update`); both have the signature the loop calls,
+``update(cf, w, fdata, idata, nodes, tgt_i, rows, bad) -> bool``.
 
 Adding a step rule: write ``step_x(cf, w, rows)`` that fills ``w.dq[:na]`` (scratch in
-``w.A`` and ``w.y``), give it a code and a branch in :func:`apply_rule`, and name it in
-``_drivers.METHOD_CODES`` and ``options.KERNEL_METHODS``.
+``w.A`` and ``w.y``), and name it in ``_drivers.RULES`` and ``options.KERNEL_METHODS``.
+Each method's driver is compiled with only its own rule.
 
 Functions that take the ``Config`` and ``Work`` tuples are inlined into the loop:
 called, each would pass a few hundred scalars (measured: 2x slower solves).
@@ -376,7 +376,7 @@ def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float) -> None:
 
 @njit(cache=True, inline="always")
 def jacobian_update(
-    method: int, cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
+    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
     tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One Jacobian iteration with step ``rule``; False when the step is not finite."""
@@ -397,7 +397,7 @@ def jacobian_update(
                 e[r] *= cf.task_step / en
     for kk in range(na):
         pinned[kk] = 0.0
-    apply_rule(method, cf, w, rows)
+    apply_rule(cf, w, rows)
     if cf.rest_gain > 0.0 and bad > 10.0:
         # The pull toward the rest pose shapes the approach; within 10x of the
         # tolerance it stops so the last iterations converge at full speed. It never
@@ -427,7 +427,7 @@ def jacobian_update(
 @njit(cache=True, inline="always")
 def ccd_update(
     cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray,
+    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One CCD sweep (CCD has no linear system)."""
     ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.dof_node, cf.lo,
@@ -435,42 +435,8 @@ def ccd_update(
     return True
 
 
-# --- method codes and dispatch -------------------------------------------------------------------
-# The loop dispatches on the method code at run time (one well-predicted branch per
-# iteration). Making the code a compile-time literal (numba's ``literally``) would
-# compile one method per driver, but its re-typing of the loop cost more compile time
-# than the other rules do (measured: 39 s against 29 s on a cold cache).
-DLS = 0
-PINV = 1
-TRANSPOSE = 2
-SDLS = 3
-CCD = 4
-METHOD_MASK = 7
-#: Flag added to a method code when ball joints have swing-twist limits: only then is
-#: the projection onto the limits compiled in (it is the largest part of the loop).
-SWING_TWIST = 8
-
-
-@njit(cache=True, inline="always")
-def apply_rule(method: int, cf: Config, w: Work, rows: np.ndarray) -> None:
-    """Run the step rule of ``method``."""
-    code = method & METHOD_MASK
-    if code == DLS:
-        step_dls(cf, w, rows)
-    elif code == PINV:
-        step_pinv(cf, w, rows)
-    elif code == TRANSPOSE:
-        step_transpose(cf, w, rows)
-    else:
-        step_sdls(cf, w, rows)
-
-
-@njit(cache=True, inline="always")
-def update(
-    method: int, cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
-) -> bool:  # fmt: skip
-    """One iteration of ``method``; False when its step is not finite."""
-    if method & METHOD_MASK == CCD:
-        return ccd_update(cf, w, fdata, idata, nodes, tgt_i)
-    return jacobian_update(method, cf, w, fdata, idata, nodes, tgt_i, rows, bad)
+# --- the rule a Jacobian update calls -------------------------------------------------------------
+# ``jacobian_update`` calls the global name ``apply_rule``: the damped least-squares rule
+# here, and in each method's compiled variant that method's rule (``kinetree.ik._drivers``
+# binds it with ``kinetree._compile.variant``), so a driver compiles only its own rule.
+apply_rule = step_dls

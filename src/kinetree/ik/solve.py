@@ -1,8 +1,8 @@
 """``Model.ik``: validate once, pick the method, run it, return one kind of result.
 
 The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``ccd``)
-run through :func:`run`: one compiled driver (:mod:`._drivers`), called once for a
-single solve or a small batch and over chunks on every core for a large one. Plain
+run through :func:`run`: the method's compiled driver (:mod:`._drivers`), called once
+for a single solve or a small batch and over chunks on every core for a large one. Plain
 4x4 pose targets and plain positions skip the general assembly (cached templates,
 the raw pose handed to the kernel). ``fabrik``, the scipy methods and ``analytic``
 sit beside them and return the same :class:`~.result.IKResult`.
@@ -22,7 +22,7 @@ from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError
 from ..model import Model
 from . import layout as L
-from ._drivers import method_code, solve_batch
+from ._drivers import driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, as_q0, build_problem, template
 from .result import IKResult, make_result
@@ -207,15 +207,15 @@ def run(
     hist_q = np.empty((rows, nq))
     hist_e = np.empty((rows, 2))
     seed = opts.draw_seed()
-    code = method_code(tpl.options.kernel_method, tpl.has_swing_twist)
+    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist)
     ib, fb = tpl.ibuf, tpl.fbuf
-    with notice(solve_batch):
+    with notice(kernel):
         if B < PARALLEL_MIN:
-            solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
         else:
 
             def part(a: int, b: int) -> None:
-                solve_batch(code, ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
 
             run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
     r = L.read_result(out, nq, T)

@@ -476,16 +476,18 @@ def _shape(el: ET.Element, kind: str, where: str, finder: _Finder, meshes: bool)
         if scale is None or not all(math.isfinite(v) for v in scale):
             raise _Skip(f"<mesh> attribute scale={scale_text!r} must be 1 or 3 finite numbers")
         scale3 = (scale * 3)[:3]
+        # meshes=False: the path is looked up but nothing is read, and a missing file is
+        # not worth a warning (nobody asked for the mesh).
         file = finder.find(path)
         vertices = faces = None
-        if file is None:
+        if file is None and meshes:
             warnings.warn(
                 f"{where}: mesh {path!r} not found (looked in {finder.describe(path)}); "
                 "kept as a path without vertices; pass package_dirs= to say where it is",
                 GeometryWarning,
                 stacklevel=4,
             )
-        elif meshes:
+        elif meshes and file is not None:
             try:
                 vertices, faces = read_mesh(file, (scale3[0], scale3[1], scale3[2]))
             except Exception as exc:  # any reader failure: the kinematics still loads

@@ -49,7 +49,7 @@ def panda_urdf() -> Model:
     """
     path = resources.files("kinetree.models") / "data" / "panda.urdf"
     with resources.as_file(path) as p:
-        m = load_urdf(p, name="panda_urdf")
+        m = load_urdf(p, name="panda_urdf", meshes=False)  # the meshes are not shipped
     return m.with_options(
         end_effectors=["panda_link8"],
         q_neutral=[0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
