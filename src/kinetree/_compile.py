@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["notice", "variant", "warmup"]
+__all__ = ["compiled", "notice", "variant", "warmup"]
 
 _SEEN: set[int] = set()
 _PRINTED = False
 
 
-def variant(kernel: Any, name: str, **bindings: Any) -> Any:
+def variant(kernel: Any, name: str, options: dict[str, Any] | None = None, **bindings: Any) -> Any:
     """A copy of the compiled function ``kernel`` named ``name`` whose global names are
     bound to ``bindings`` (the functions it calls, the constants it branches on).
 
@@ -39,8 +39,14 @@ def variant(kernel: Any, name: str, **bindings: Any) -> Any:
     fn.__qualname__ = name
     fn.__module__ = py.__module__
     fn.__doc__ = py.__doc__
-    options = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}
-    return njit(cache=True, **options)(fn)
+    flags = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}
+    flags.update(options or {})
+    return njit(cache=True, **flags)(fn)
+
+
+def compiled(kernel: Any) -> bool:
+    """Whether ``kernel`` has already run in this process (no compile can be pending)."""
+    return id(kernel) in _SEEN
 
 
 @contextmanager
@@ -48,10 +54,11 @@ def notice(kernel: Any) -> Iterator[None]:
     """Around a call of a compiled ``kernel``: the first time in this process, print
     "compiling kinetree kernels ..." to stderr if the call takes over a second."""
     global _PRINTED
-    if id(kernel) in _SEEN or _PRINTED:
+    first = id(kernel) not in _SEEN
+    _SEEN.add(id(kernel))
+    if not first or _PRINTED:
         yield
         return
-    _SEEN.add(id(kernel))
 
     def say() -> None:
         global _PRINTED

@@ -62,14 +62,13 @@ def damped_solve(
     # Six rows (one 6D pose target) and three (one position) go through the unrolled
     # damped_solve6 and damped_solve3 instead.
     if m <= na:
+        # A = J J^T (lower triangle) by row dot products: contiguous, vectorised.
         for i in range(m):
             for j in range(i + 1):
-                A[i, j] = 0.0
-        for k in range(na):
-            for i in range(m):
-                jik = J[i, k]
-                for j in range(i + 1):
-                    A[i, j] += jik * J[j, k]
+                s = 0.0
+                for k in range(na):
+                    s += J[i, k] * J[j, k]
+                A[i, j] = s
         for i in range(m):
             A[i, i] += lam
         if not cholesky_solve(A, m, e, y):

@@ -58,6 +58,14 @@ SWING_TWIST_ON = True
 
 
 @njit(cache=True, inline="always")
+def copy(src: np.ndarray, dst: np.ndarray) -> None:
+    """``dst[:] = src`` as a loop (a slice assignment needs numba's runtime, which the
+    loop runs without: see ``_drivers``)."""
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
+
+
+@njit(cache=True, inline="always")
 def clip_active(cf: Config, q: np.ndarray) -> None:
     """Active DoF of ``q`` into the limits (when they are on)."""
     if cf.limits:
@@ -73,7 +81,7 @@ def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool)
     projection at the zero pose (a new start) instead of the previous iterate."""
     if from_zero:
         q_prev, act, lo, hi = w.q_prev, cf.active, cf.lo, cf.hi
-        q_prev[:] = w.q
+        copy(w.q, q_prev)
         for kk in range(cf.na):
             k = act[kk]
             q_prev[k] = min(max(0.0, lo[k]), hi[k])
@@ -112,7 +120,7 @@ def record(w: Work, hist_q: np.ndarray, hist_e: np.ndarray, row: int) -> int:
     """Append the iterate and its largest errors to the history; the next free row."""
     if row >= hist_q.shape[0]:
         return row
-    hist_q[row, :] = w.q
+    copy(w.q, hist_q[row])
     errs = w.errs
     mp = 0.0
     mr = 0.0
@@ -168,7 +176,8 @@ def solve_one(
     t_start = monotonic(clock) if cf.budget > 0.0 else 0.0
     nq = q0.shape[0]
     info = info_index(nq, tgt_i.shape[0])
-    out[:] = 0.0
+    for k in range(out.shape[0]):
+        out[k] = 0.0
     status = check_raw_pose(src)
     if status == ST_OK:
         load_targets(src, w.tgt)
@@ -182,11 +191,11 @@ def solve_one(
             out[k] = q0[k] if np.isfinite(q0[k]) else 0.0
         return
     q = w.q
-    q[:] = q0
+    copy(q0, q)
     clip_active(cf, q)
     if SWING_TWIST_ON:
         project_swing_twist(cf, w, fdata, True)
-    w.best_q[:] = q
+    copy(q, w.best_q)
     rng[0] = np.uint64(seed)
     reachable = True
     clamped = False
@@ -208,7 +217,7 @@ def solve_one(
             hrow = record(w, hist_q, hist_e, hrow)
             if bad < best:
                 best = bad
-                w.best_q[:] = q
+                copy(q, w.best_q)
             if bad <= 1.0:
                 status = ST_OK
                 break
@@ -227,7 +236,7 @@ def solve_one(
             it += 1
             total_iter += 1
             if SWING_TWIST_ON:
-                w.q_prev[:] = q
+                copy(q, w.q_prev)
             if not update(cf, w, fdata, idata, nodes, tgt_i, rows, bad):
                 break
             if SWING_TWIST_ON:
@@ -244,7 +253,7 @@ def solve_one(
         random_start(cf, w, rng)
         if SWING_TWIST_ON:
             project_swing_twist(cf, w, fdata, True)
-    out[:nq] = w.best_q
+    copy(w.best_q, out[:nq])
     # Reported errors are FK's at the returned q, against the caller's target (not the
     # clamped one); success is re-judged on them.
     if clamped:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import notice
+from .._compile import compiled, notice
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError
 from ..model import Model
@@ -25,7 +25,7 @@ from . import layout as L
 from ._drivers import driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, as_q0, build_problem, template
-from .result import IKResult, make_result
+from .result import IKResult, make_result, message
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -119,6 +119,7 @@ _POSE_WEIGHTS = np.ones((1, 6))
 _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
 _NO_POINT = np.zeros((1, 3))
 _PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
+_NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
 
 
 def _plain_template(
@@ -147,7 +148,10 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
     compiled specialisation whatever the caller passed (read-only arrays included)."""
     nq = model.nq
     if q0 is None:
-        return model.q_neutral.reshape(1, nq).copy()
+        neutral = _NEUTRAL.get(model)
+        if neutral is None:  # shared, never written by the kernels
+            neutral = _NEUTRAL[model] = model.q_neutral.reshape(1, nq).copy()
+        return neutral
     if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype == np.float64:
         return q0.reshape(1, nq).copy()
     qa = as_q0(model, q0, batch)
@@ -165,7 +169,7 @@ def _solve_poses(
     B = int(np.prod(batch)) if batch else 1
     if B == 0:
         raise InvalidValueError(f"the batch of target poses is empty (shape {P.shape})")
-    P = np.require(P, np.float64, ("C", "W")).reshape(B, 4, 4)
+    P = _writable(P).reshape(B, 4, 4)
     return run(tpl, P, _q0_rows(model, q0, B, batch), batch, opts, t0)
 
 
@@ -199,35 +203,77 @@ def run(
     nq = tpl.model.nq
     T = tpl.n_targets
     # One compiled signature whatever the caller built: C-contiguous, writable float64.
-    targets = np.require(targets, np.float64, ("C", "W"))
-    q0 = np.require(q0, np.float64, ("C", "W"))
+    targets = _writable(targets)
+    q0 = _writable(q0)
     B = targets.shape[0]
     out = np.empty((B, L.result_size(nq, T)))
     rows = opts.history_rows if not batch else 0
-    hist_q = np.empty((rows, nq))
-    hist_e = np.empty((rows, 2))
+    if rows:
+        hist_q = np.empty((rows, nq))
+        hist_e = np.empty((rows, 2))
+    else:
+        hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
     kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist)
     ib, fb = tpl.ibuf, tpl.fbuf
-    with notice(kernel):
-        if B < PARALLEL_MIN:
+    if B < PARALLEL_MIN:
+        if compiled(kernel):
             kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
         else:
+            with notice(kernel):
+                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+    else:
 
-            def part(a: int, b: int) -> None:
-                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+        def part(a: int, b: int) -> None:
+            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
 
+        with notice(kernel):
             run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
+    if not batch:
+        return _single(tpl, out[0], nq, T, hist_q, hist_e, rows, t0)
     r = L.read_result(out, nq, T)
     _raise_bad_input(r["status"], batch)
-    n = int(r["history"][0]) if rows else 0
     return make_result(
         q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
         orientation_error=r["orientation_error"], iterations=r["iterations"],
         restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
         elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
-        history=hist_q[:n].copy() if rows else None,
-        error_history=hist_e[:n].copy() if rows else None,
+    )  # fmt: skip
+
+
+_NO_HISTORY_Q = np.empty((0, 0))  # never written: the kernel records no row into them
+_NO_HISTORY_E = np.empty((0, 2))
+
+
+def _writable(a: np.ndarray) -> np.ndarray:
+    """``a`` if it is C-contiguous, writable float64 (the kernels' one signature), else a
+    copy that is."""
+    f = a.flags
+    if f.c_contiguous and f.writeable and a.dtype == np.float64:
+        return a
+    return np.require(a, np.float64, ("C", "W"))
+
+
+def _single(
+    tpl: Template, row: np.ndarray, nq: int, T: int, hist_q: np.ndarray, hist_e: np.ndarray,
+    rows: int, t0: float,
+) -> IKResult:  # fmt: skip
+    """The result of one solve, read from its row without array arithmetic (the per-call
+    cost of control loops and animations). The kernel already reports a NaN error as inf."""
+    i = L.info_offset(nq, T)
+    status, iters, restarts, n, reach = row[i : i + L.R_SIZE].tolist()
+    if status > L.ST_NOT_CONVERGED:
+        raise_status(int(status))
+    ok = status == L.ST_OK
+    reachable = reach != 0.0
+    return IKResult(
+        q=row[:nq], success=ok, position_error=row[nq : nq + T],
+        orientation_error=row[nq + T : nq + 2 * T], iterations=int(iters),
+        restarts=int(restarts), elapsed=time.perf_counter() - t0,
+        message=message(ok, reachable, int(iters), int(restarts)), reachable=reachable,
+        history=hist_q[: int(n)].copy() if rows else None,
+        error_history=hist_e[: int(n)].copy() if rows else None,
+        frames=tpl.frames, method=tpl.method,
     )  # fmt: skip
 
 
