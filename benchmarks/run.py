@@ -159,6 +159,7 @@ def machine_lines(single: int | None, threads: int | None) -> list[str]:
     import numba
     import numpy
     import scipy
+    from scenarios import kinetree_threads
 
     import kinetree
 
@@ -172,8 +173,8 @@ def machine_lines(single: int | None, threads: int | None) -> list[str]:
         f"- OS: {platform.platform()}",
         f"- Python {platform.python_version()}, numpy {numpy.__version__}, "
         f"scipy {scipy.__version__}, "
-        f"numba {numba.__version__} (threading layer: {numba.config.THREADING_LAYER}, "
-        f"{numba.config.NUMBA_NUM_THREADS} threads), kinetree {kinetree.__version__}",
+        f"numba {numba.__version__}, kinetree {kinetree.__version__} (batches on "
+        f"{kinetree_threads()} Python threads over nogil kernels)",
         "- Threads: single solves "
         + (
             f"pinned to {single} per process (`--single-threads {single}`)"
@@ -184,7 +185,7 @@ def machine_lines(single: int | None, threads: int | None) -> list[str]:
         + (
             f"pinned to {threads} (`--threads {threads}`)"
             if threads
-            else "with each library's default (numba and torch use every core)"
+            else "with each library's default (kinetree and torch use every core)"
         ),
         f"- Load average at start: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f} (1 / 5 / 15 min)",
     ]

@@ -211,12 +211,14 @@ SINGLE_HEADER = [
     "solves/s",
     "max limit viol. [rad]",
     "median vs kinetree auto",
+    "mean vs kinetree auto",
     "first call [ms]",
 ]
 
 
 def single_rows(runs: list[Run], ref: Run | None) -> tuple[list[list[str]], list[str]]:
-    """Table rows for single-solve runs; the ratio compares medians on the same first n targets."""
+    """Table rows for single-solve runs; the ratios compare medians and means with ``ref`` on
+    the same first n targets."""
     rows, notes = [], []
     marks = "*†‡§¶#"
     k = 0
@@ -228,11 +230,12 @@ def single_rows(runs: list[Run], ref: Run | None) -> tuple[list[list[str]], list
             k += 1
             label += mark
             notes.append(f"{mark} {r.label}: {r.capped}.")
-        med = float(np.median(r.times))
+        med, mean = float(np.median(r.times)), float(np.mean(r.times))
         if ref is None or r is ref:
-            rr = "1.0x (reference)" if r is ref else "-"
+            rr = rm = "1.0x (reference)" if r is ref else "-"
         else:
             rr = ratio(med, float(np.median(ref.times[: r.n])))
+            rm = ratio(mean, float(np.mean(ref.times[: r.n])))
         vmax = float(np.max(r.viol)) if r.n else 0.0
         rows.append(
             [
@@ -241,11 +244,12 @@ def single_rows(runs: list[Run], ref: Run | None) -> tuple[list[list[str]], list
                 f"{100 * r.ok.mean():.1f}%",
                 f"{100 * r.close.mean():.1f}%",
                 us(med),
-                us(float(np.mean(r.times))),
+                us(mean),
                 us(float(np.percentile(r.times, 99))),
                 f"{1 / np.mean(r.times):,.0f}",
                 "0" if vmax == 0 else f"{vmax:.2g}",
                 rr,
+                rm,
                 f"{1e3 * r.first:.1f}",
             ]
         )
@@ -257,6 +261,25 @@ def single_rows(runs: list[Run], ref: Run | None) -> tuple[list[list[str]], list
                     f"{r.n} targets (kinetree's own flag vs FK check)."
                 )
     return rows, notes
+
+
+def headline(runs: list[Run], ref: Run, peer: str) -> list[str]:
+    """One sentence: kinetree auto (``ref``) vs ``peer`` on the same targets, same run."""
+    other = next((r for r in runs if r.label == peer), None)
+    if other is None or other.ok is None or ref.ok is None:
+        return []
+    n = other.n
+    a, b = ref.times[:n], other.times
+    return [
+        f"**Same targets, same run: {ref.label} vs {peer}** ({n} targets): success "
+        f"{100 * ref.ok[:n].mean():.1f}% vs {100 * other.ok.mean():.1f}%; median "
+        f"{us(float(np.median(a)))} vs {us(float(np.median(b)))} µs "
+        f"({float(np.median(b)) / float(np.median(a)):.2f}x); mean "
+        f"{us(float(np.mean(a)))} vs {us(float(np.mean(b)))} µs "
+        f"({float(np.mean(b)) / float(np.mean(a)):.2f}x); p99 "
+        f"{us(float(np.percentile(a, 99)))} vs {us(float(np.percentile(b, 99)))} µs "
+        f"(ratios: {peer}'s time / kinetree's)."
+    ]
 
 
 # --- targets ----------------------------------------------------------------------------------
@@ -312,7 +335,26 @@ atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 _RUN_PY = Path(__file__).resolve().parent / "run.py"
 
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+#: kinetree runs batches on its own pool of Python threads (KINETREE_NUM_THREADS) over nogil
+#: kernels; NUMBA_NUM_THREADS is kept for numba's own layer (unused by kinetree's batches now).
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "KINETREE_NUM_THREADS",
+)
+
+
+def kinetree_threads() -> int:
+    """Threads kinetree uses for a batch (FK or IK) in this process."""
+    try:
+        from kinetree._threads import n_threads
+    except ImportError:  # an older kinetree: numba's parallel layer
+        import numba
+
+        return int(numba.get_num_threads())
+    return int(n_threads())
 
 
 def spawn(
@@ -453,8 +495,9 @@ def _child_batch(job: dict, arrays: dict) -> tuple[dict, dict]:
     meta: dict[str, Any] = {"rows": rows, "notes": []}
     if job["solver"] == "kinetree":
         model = kinetree.load("panda")
-        model.ik(T[:2], q0=q0, time_budget=TIME_BUDGET)  # load or compile the batch kernel
-        model.ik(T[:300], q0=q0, time_budget=TIME_BUDGET)  # and its parallel variant
+        model.ik(T[:2], q0=q0, time_budget=TIME_BUDGET)  # load or compile the driver
+        model.ik(T[:300], q0=q0, time_budget=TIME_BUDGET)  # and start the thread pool
+        meta["threads"] = kinetree_threads()
 
         def solve(N: int) -> np.ndarray:
             return model.ik(T[:N], q0=q0, time_budget=TIME_BUDGET).q
@@ -467,6 +510,12 @@ def _child_batch(job: dict, arrays: dict) -> tuple[dict, dict]:
             meta["skip"] = str(exc)
             return meta, out
         peer.solve_batch(T[:2], q0)
+        try:
+            import torch
+
+            meta["threads"] = int(torch.get_num_threads())
+        except ImportError:
+            pass
 
         def solve(N: int) -> np.ndarray:
             return peer.solve_batch(T[:N], q0)
@@ -502,7 +551,9 @@ def _child_fk(job: dict, arrays: dict) -> tuple[dict, dict]:
             return model.fk(Q)
 
         reps = 5
+        extra = {"threads": kinetree_threads()}
     else:
+        extra = {}
         peer = _peer(job["solver"])
         try:
             peer.prepare(P.arm("panda"), "pose", 1e-6)
@@ -516,7 +567,7 @@ def _child_fk(job: dict, arrays: dict) -> tuple[dict, dict]:
         t = perf()
         T = fk(Q)
         best = min(best, perf() - t)
-    return {"time": best}, {"T": np.asarray(T)}
+    return {"time": best, **extra}, {"T": np.asarray(T)}
 
 
 # --- parent side: scenarios -----------------------------------------------------------------------
@@ -558,7 +609,7 @@ def _threads_text(threads: int | None) -> str:
     if not threads:
         return "Each library uses its default number of threads."
     return (
-        f"Each solver's process runs with {threads} BLAS / OpenMP / numba / torch "
+        f"Each solver's process runs with {threads} BLAS / OpenMP / numba / torch / kinetree "
         f"thread{'s' if threads > 1 else ''} (`--single-threads`)."
     )
 
@@ -611,6 +662,7 @@ def arm_scenario(cfg: Config, name: str, kind: str = "pose") -> tuple[Table, Tab
     for r in runs:
         _judge_run(r, model, targets, tol)
     rows, notes = single_rows(runs, ref)
+    notes += headline(runs, ref, "rtb ik_LM")
     what = "6D pose" if kind == "pose" else "position-only"
     intro = [
         f"Targets: FK of {n} uniform random configurations within the limits "
@@ -655,7 +707,7 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     intro = [
         f"Position targets `Position(p)` from FK of {n} random configurations within the "
         f"limits; q0 = `model.neutral()`; tol {tol:g} m. `analytic` returns the closed-form "
-        "branch nearest q0; the ratio column compares with kinetree auto.",
+        "branch nearest q0; the ratio columns compare with kinetree auto.",
     ]
     title = f"{name}: closed form vs numeric, {n} position targets"
     return Table(name, title, SINGLE_HEADER, rows, intro, notes)
@@ -726,17 +778,20 @@ def batch_scenario(cfg: Config) -> Table:
             label = "kinetree auto" if solver == "kinetree" else solver
             vmax = float(viol.max())
             viol_s = "0" if vmax == 0 else f"{vmax:.2g}"
-            rows.append([label, f"{N:,}", f"{1e3 * dt:,.2f}", f"{N / dt:,.0f}", us(dt / N),
-                         f"{100 * ok.mean():.1f}%", viol_s])  # fmt: skip
+            rows.append([label, str(meta.get("threads", "-")), f"{N:,}", f"{1e3 * dt:,.2f}",
+                         f"{N / dt:,.0f}", us(dt / N), f"{100 * ok.mean():.1f}%",
+                         viol_s])  # fmt: skip
     intro = [
         "Panda 6D pose targets (FK of random configurations, seed 1), one call for the whole "
-        f"batch: `model.ik(T[:N], q0=q0, time_budget={TIME_BUDGET})` (the batch kernel runs "
-        "the targets in parallel over the cores; the budget applies per target). Best of 5 "
-        "calls for N <= 100, one call above. pytorch_kinematics: one `PseudoInverseIK.solve` "
-        "for the batch (settings below). Same judge as the single-solve tables. The other "
-        "peers have no batched IK.",
+        f"batch: `model.ik(T[:N], q0=q0, time_budget={TIME_BUDGET})` (kinetree splits the "
+        "batch into chunks run by a pool of Python threads over its compiled, GIL-free driver, "
+        "one thread per usable core unless `KINETREE_NUM_THREADS` says otherwise; the budget "
+        "applies per target). Column *threads*: kinetree's pool size, torch's intra-op threads. "
+        "Best of 5 calls for N <= 100, one call above. pytorch_kinematics: one "
+        "`PseudoInverseIK.solve` for the batch (settings below). Same judge as the "
+        "single-solve tables. The other peers have no batched IK.",
     ]
-    header = ["solver", "N", "total [ms]", "solves/s", "µs per solve", "success",
+    header = ["solver", "threads", "N", "total [ms]", "solves/s", "µs per solve", "success",
               "max limit viol. [rad]"]  # fmt: skip
     return Table("batch", "Batch throughput vs N (Panda, 6D pose)", header, rows, intro, notes)
 
@@ -762,7 +817,9 @@ def fk_scenario(cfg: Config) -> Table:
     )
     ref_per = meta["time"] / N
     rows = [["kinetree `model.fk(Q)`", f"{N:,}", f"{1e3 * meta['time']:,.2f}", us(ref_per),
-             "1.0x (reference)", "batched (numba, parallel)", "-"]]  # fmt: skip
+             "1.0x (reference)",
+             f"batched (numba nogil kernel, {meta.get('threads', '?')} Python threads)",
+             "-"]]  # fmt: skip
     notes: list[str] = []
     peers, _ = _installed_peers(cfg)
     seen: set[str] = set()
