@@ -144,8 +144,9 @@ def _plain_template(
 
 
 def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.ndarray:
-    """``q0`` as a fresh, writable ``(1, nq)`` (shared) or ``(B, nq)`` float64 array: one
-    compiled specialisation whatever the caller passed (read-only arrays included)."""
+    """``q0`` as a writable ``(1, nq)`` (shared) or ``(B, nq)`` float64 array (a view of
+    the caller's where it already is one): one compiled specialisation whatever the
+    caller passed, read-only arrays included."""
     nq = model.nq
     if q0 is None:
         neutral = _NEUTRAL.get(model)
@@ -153,7 +154,8 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
             neutral = _NEUTRAL[model] = model.q_neutral.reshape(1, nq).copy()
         return neutral
     if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype == np.float64:
-        return q0.reshape(1, nq).copy()
+        # The kernels never write q0: a view will do when it has the kernels' flags.
+        return q0.reshape(1, nq) if q0.flags.writeable else q0.reshape(1, nq).copy()
     qa = as_q0(model, q0, batch)
     if qa.shape == (nq,) or qa.ndim == 1:
         return np.array(qa, dtype=np.float64).reshape(1, nq)
