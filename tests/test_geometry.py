@@ -148,3 +148,14 @@ def test_example_robot_data_meshes_resolve() -> None:
     meshes = [g for shapes in m.geometry.values() for g in shapes if isinstance(g, Mesh)]
     assert len(meshes) >= 12
     assert all(g.vertices is not None and len(g.vertices) > 0 for g in meshes)
+
+
+def test_mesh_path_the_os_refuses_is_a_warning_not_a_crash() -> None:
+    long_name = "package://pkg/" + "m" * 5000 + ".stl"
+    text = (
+        '<robot name="r"><link name="a"><visual><geometry>'
+        f'<mesh filename="{long_name}"/></geometry></visual></link></robot>'
+    )
+    with pytest.warns(GeometryWarning, match="not found"):
+        m = load_urdf(text)
+    assert m.geometry["a"][0].vertices is None

@@ -934,3 +934,12 @@ def test_urdf_needs_a_robot_root(text: str, root: str, tmp_path: Path) -> None:
     msg = raises_kinetree(lambda: kinetree.load(p), FileFormatError, str(p), root, "<robot>")
     if root == "<mujoco>":
         assert "MJCF" in msg
+
+
+def test_huge_mimic_multiplier_is_refused() -> None:
+    from kinetree import ModelBuilder
+
+    b = ModelBuilder("m", root="a")
+    b.add_joint("j1", "a", "b", axis="z", limits=(-2.0, 2.0))
+    with pytest.raises(KinetreeError, match="mimic multiplier"):
+        b.add_joint("j2", "b", "c", axis="z", mimic=("j1", 1e308, 0.0))

@@ -38,6 +38,10 @@ __all__ = ["MAX_ORIGIN_DISTANCE", "NOT_END_EFFECTOR", "ModelBuilder", "movable_t
 
 #: Largest distance [m, or the model's length unit] of an origin from its parent frame.
 MAX_ORIGIN_DISTANCE = 1e12
+#: Largest mimic multiplier magnitude accepted: beyond it a joint value within the
+#: source's range drives the mimic's angle or travel past what float64 trigonometry and
+#: sums keep finite.
+MAX_MIMIC_MULTIPLIER = 1e6
 
 _TYPES = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
 _AXES = {
@@ -171,6 +175,16 @@ def _mimic(name: str, type: str, mimic: object) -> tuple[str, float, float] | No
         )
     mul = _number(mimic[1], f"joint {name!r}: mimic {want}: multiplier")
     off = _number(mimic[2], f"joint {name!r}: mimic {want}: offset")
+    if abs(mul) > MAX_MIMIC_MULTIPLIER:
+        raise InvalidValueError(
+            f"joint {name!r}: mimic multiplier {mul:g} is beyond what kinetree accepts "
+            f"(|multiplier| <= {MAX_MIMIC_MULTIPLIER:g})"
+        )
+    if abs(off) > MAX_ORIGIN_DISTANCE:
+        raise InvalidValueError(
+            f"joint {name!r}: mimic offset {off:g} is beyond what kinetree accepts "
+            f"(|offset| <= {MAX_ORIGIN_DISTANCE:g})"
+        )
     return (src, mul, off)
 
 

@@ -582,6 +582,30 @@ class _Finder:
         return str(self.base) if self.base is not None else "the current folder"
 
 
+def _is_file(p: Path) -> bool:
+    """``p.is_file()``, False for any path the OS refuses (a name too long, say)."""
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    if len(pattern) > 1024 or pattern.count("/") > 32:  # no real package path is this deep
+        return []
+    try:
+        return sorted(root.glob(pattern))
+    except (OSError, ValueError):
+        return []
+
+
 def resolve_mesh_path(uri: str, base: Path | None, roots: Sequence[Path]) -> Path | None:
     """The file a URDF mesh path names, or None when it is in none of the places.
 
@@ -596,22 +620,22 @@ def resolve_mesh_path(uri: str, base: Path | None, roots: Sequence[Path]) -> Pat
             return None
         for root in roots:
             for candidate in (root / pkg / rest, root / rest if root.name == pkg else None):
-                if candidate is not None and candidate.is_file():
+                if candidate is not None and _is_file(candidate):
                     return candidate
         for root in roots:
             try:
-                hits = sorted(root.glob(f"*/{pkg}/{rest}")) if root.is_dir() else []
+                hits = _glob(root, f"*/{pkg}/{rest}") if _is_dir(root) else []
             except (OSError, ValueError):
                 hits = []
-            hits = [h for h in hits if h.is_file()]
+            hits = [h for h in hits if _is_file(h)]
             if hits:
                 return hits[0]
         return None
     path = uri[len("file://") :] if uri.startswith("file://") else uri
     p = Path(path)
     if p.is_absolute():
-        return p if p.is_file() else None
+        return p if _is_file(p) else None
     for folder in ([base] if base is not None else []) + list(roots):
-        if (folder / p).is_file():
+        if _is_file(folder / p):
             return (folder / p).resolve()
     return None
