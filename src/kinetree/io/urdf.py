@@ -1,5 +1,9 @@
 """URDF -> Model through yourdfpy (parsing) and our builder (structure checks).
 
+Long because URDF is read here with the leniency real files need (numbers, limits,
+mimics, shapes, each interpretation with a warning), the geometry and the mesh-path
+lookup, and every error naming file, element and joint.
+
 The kinematic part of the file decides whether it loads: the ``<robot>`` name, each
 ``<link>`` name, and in each ``<joint>`` its name, type, ``<parent>``, ``<child>``,
 ``<origin>``, ``<axis>``, ``<limit lower upper>`` and ``<mimic>``. Inertia, materials,
