@@ -325,11 +325,6 @@ def _description(name: str, width: int = WIDTH) -> str:
     return first if len(first) <= width else first[: width - 3].rstrip() + "..."
 
 
-def _dof_nodes(model: Model) -> list[int]:
-    """For each DoF, the node of the joint that owns it (not a joint mimicking it)."""
-    return [int(k) for k in model.dof_node]
-
-
 def _is_revolute(model: Model) -> np.ndarray:
     return np.asarray(model.dof_type == JointType.REVOLUTE)
 
@@ -416,7 +411,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     """Joints (type, axis, limits), frames, end effectors and presets of a model."""
     m = _load(model)
     source = m.metadata.get("source", "built-in" if model in _models.available() else model)
-    nodes = _dof_nodes(m)
+    nodes = m.dof_node.tolist()  # the node each DoF drives itself (not through a mimic)
     group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
     joints = []
     for i, name in enumerate(m.joint_names):

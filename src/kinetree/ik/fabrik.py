@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..kinematics import packed
+from ..kinematics import needed_nodes, packed
 from ..kinematics._kernels import fk_rows
 from ..model import JointType, Model
 from . import layout as L
@@ -163,7 +163,7 @@ def _node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
     """World pose (4x4) of any node, hidden inner ball-joint nodes included."""
     fdata, idata = packed(model)
     out = np.empty((1, 1, 4, 4))
-    nodes = np.require(model.ancestors(k), np.int64, ("C", "W"))
+    nodes = needed_nodes(model, (k,))  # read-only, as every FK call passes them
     fk_rows(np.require(q.reshape(1, -1), np.float64, ("C", "W")), fdata, idata, nodes,
             np.array([k], dtype=np.int64), out, 0, 1)  # fmt: skip
     return out[0, 0]

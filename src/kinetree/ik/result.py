@@ -1,7 +1,9 @@
 """The outcome of an IK solve: always returned, success or not, never NaN.
 
-Every method builds its result through :func:`make_result`, so results read the
-same whatever produced them and their messages share one vocabulary.
+Every method builds its result here: :func:`one_result` for one solve (also the
+compiled path's per-call result) and :func:`make_result` for flat per-problem arrays,
+so results read the same whatever produced them and their messages share one
+vocabulary.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["IKResult", "make_result", "message"]
+__all__ = ["IKResult", "make_result", "message", "one_result"]
 
 
 @dataclass(slots=True)
@@ -92,6 +94,31 @@ def message(success: bool, reachable: bool, iterations: int = 0, restarts: int =
     if not reachable:
         return OUT_OF_REACH
     return f"{NOT_CONVERGED} ({iterations} iterations, {restarts} restarts)"
+
+
+def one_result(
+    *,
+    q: np.ndarray,
+    success: bool,
+    position_error: np.ndarray,
+    orientation_error: np.ndarray,
+    iterations: int,
+    restarts: int,
+    reachable: bool,
+    elapsed: float,
+    frames: tuple[str, ...],
+    method: str,
+    history: np.ndarray | None = None,
+    error_history: np.ndarray | None = None,
+) -> IKResult:
+    """The :class:`IKResult` of one solve (errors already finite or inf, never NaN)."""
+    return IKResult(
+        q=q, success=success, position_error=position_error,
+        orientation_error=orientation_error, iterations=iterations, restarts=restarts,
+        elapsed=elapsed, message=message(success, reachable, iterations, restarts),
+        reachable=reachable, history=history, error_history=error_history, frames=frames,
+        method=method,
+    )  # fmt: skip
 
 
 def make_result(

@@ -25,7 +25,7 @@ from . import layout as L
 from ._drivers import driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, as_q0, build_problem, template
-from .result import IKResult, make_result, message
+from .result import IKResult, make_result, one_result
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -157,9 +157,7 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
         # The kernels never write q0: a view will do when it has the kernels' flags.
         return q0.reshape(1, nq) if q0.flags.writeable else q0.reshape(1, nq).copy()
     qa = as_q0(model, q0, batch)
-    if qa.shape == (nq,) or qa.ndim == 1:
-        return np.array(qa, dtype=np.float64).reshape(1, nq)
-    return np.array(qa, dtype=np.float64).reshape(B, nq)
+    return np.array(qa, dtype=np.float64).reshape(1 if qa.ndim == 1 else B, nq)
 
 
 def _solve_poses(
@@ -184,10 +182,7 @@ def run_problem(prob: Problem, t0: float) -> IKResult:
     B = int(np.prod(prob.batch)) if prob.batch else 1
     targets = np.require(prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), np.float64,
                          ("C", "W"))  # fmt: skip
-    q0 = np.array(prob.q0, dtype=np.float64).reshape(-1, tpl.model.nq)
-    if q0.shape[0] != 1 and q0.shape[0] != B:
-        q0 = np.ascontiguousarray(np.broadcast_to(prob.q0, (*prob.batch, tpl.model.nq)))
-        q0 = q0.reshape(B, tpl.model.nq)
+    q0 = np.array(prob.q0, dtype=np.float64).reshape(-1, tpl.model.nq)  # (B or 1, nq)
     return run(tpl, targets, q0, prob.batch, tpl.options, t0)
 
 
@@ -266,16 +261,13 @@ def _single(
     status, iters, restarts, n, reach = row[i : i + L.R_SIZE].tolist()
     if status > L.ST_NOT_CONVERGED:
         raise_status(int(status))
-    ok = status == L.ST_OK
-    reachable = reach != 0.0
-    return IKResult(
-        q=row[:nq], success=ok, position_error=row[nq : nq + T],
+    return one_result(
+        q=row[:nq], success=status == L.ST_OK, position_error=row[nq : nq + T],
         orientation_error=row[nq + T : nq + 2 * T], iterations=int(iters),
-        restarts=int(restarts), elapsed=time.perf_counter() - t0,
-        message=message(ok, reachable, int(iters), int(restarts)), reachable=reachable,
+        restarts=int(restarts), reachable=reach != 0.0, elapsed=time.perf_counter() - t0,
+        frames=tpl.frames, method=tpl.method,
         history=hist_q[: int(n)].copy() if rows else None,
         error_history=hist_e[: int(n)].copy() if rows else None,
-        frames=tpl.frames, method=tpl.method,
     )  # fmt: skip
 
 

@@ -85,6 +85,7 @@ def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
     Q, batch = _as_q(model, q)
     frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
     nodes = np.arange(model.n_nodes, dtype=np.int64)
+    nodes.setflags(write=False)  # as needed_nodes gives them: one kernel signature
     out = _fk_frames(model, Q, nodes, frames)
     return out.reshape(*batch, len(frames), 4, 4)
 
