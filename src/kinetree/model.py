@@ -527,8 +527,8 @@ class Model:
 
         qa = np.asarray(q, dtype=np.float64)
         va = np.asarray(v, dtype=np.float64)
-        out = np.array(np.broadcast_to(qa, np.broadcast_shapes(qa.shape[:-1], va.shape[:-1])
-                                       + (self.nq,)))  # fmt: skip
+        batch = np.broadcast_shapes(qa.shape[:-1], va.shape[:-1])
+        out = np.array(np.broadcast_to(qa, (*batch, self.nq)))
         simple = self.v_q >= 0
         out[..., self.v_q[simple]] += va[..., simple]
         for k in self.ball_nodes:
