@@ -69,6 +69,7 @@ kinetree[mjcf]``) and for a URDF file (a ``<robot>`` root: use
 
 from __future__ import annotations
 
+import inspect as _inspect  # TEMPORARY (see _HAS_OFFSET)
 import math
 import os
 import threading
@@ -90,8 +91,6 @@ from ._files import as_path
 __all__ = ["MJCFWarning", "from_mujoco", "load_mjcf"]
 
 INSTALL_HINT = "pip install kinetree[mjcf]"
-
-import inspect as _inspect  # TEMPORARY (see _HAS_OFFSET)
 
 _HAS_OFFSET = "offset" in _inspect.signature(ModelBuilder.add_joint).parameters
 
@@ -170,18 +169,50 @@ def load_mjcf(
         )
     mujoco = _mujoco()
     with _quiet(mujoco) as messages:
-        try:
-            if text is not None:
-                m = mujoco.MjModel.from_xml_string(text)
-            else:
-                m = mujoco.MjModel.from_xml_path(source)
-        except Exception as exc:  # MuJoCo raises ValueError with its compiler's message
-            message = " ".join(str(exc).split())
-            raise FileFormatError(f"{source}: MuJoCo cannot compile this file: {message}") from None
+        m = _compile(mujoco, text, source)
     for msg in messages:
-        warnings.warn(f"{source}: MuJoCo's compiler warned: {msg}", MJCFWarning, stacklevel=2)
+        warnings.warn(f"{source}: {msg}", MJCFWarning, stacklevel=2)
     default = Path(source).stem if text is None else "mjcf"
     return from_mujoco(m, name=name, source=source, meshes=meshes, default_name=default)
+
+
+#: MuJoCo refuses moving bodies without mass or inertia, a simulation concern: such a
+#: file is compiled again with these lower bounds [kg, kg m^2] (``<compiler boundmass
+#: boundinertia>``), which change no pose.
+_BOUND_MASS, _BOUND_INERTIA = 1e-9, 1e-12
+
+
+def _compile(mujoco: Any, text: str | None, source: str) -> Any:
+    """The compiled ``mujoco.MjModel``; MuJoCo's errors become FileFormatError."""
+
+    def refused(exc: Exception) -> FileFormatError:
+        message = " ".join(str(exc).split())
+        return FileFormatError(f"{source}: MuJoCo cannot compile this file: {message}")
+
+    try:
+        if text is not None:
+            return mujoco.MjModel.from_xml_string(text)
+        return mujoco.MjModel.from_xml_path(source)
+    except Exception as exc:  # MuJoCo raises ValueError with its compiler's message
+        if "mass and inertia of moving bodies" not in str(exc) or not hasattr(mujoco, "MjSpec"):
+            raise refused(exc) from None
+        first = exc
+    try:
+        spec = (
+            mujoco.MjSpec.from_string(text) if text is not None else mujoco.MjSpec.from_file(source)
+        )
+        spec.compiler.boundmass = max(float(spec.compiler.boundmass), _BOUND_MASS)
+        spec.compiler.boundinertia = max(float(spec.compiler.boundinertia), _BOUND_INERTIA)
+        m = spec.compile()
+    except Exception:
+        raise refused(first) from None
+    warnings.warn(
+        f"{source}: MuJoCo would not simulate this file ({' '.join(str(first).split())}); "
+        "kinetree loaded its kinematics, which masses do not change",
+        MJCFWarning,
+        stacklevel=3,
+    )
+    return m
 
 
 @contextmanager
@@ -190,7 +221,9 @@ def _quiet(mujoco: Any) -> Iterator[list[str]]:
     messages: list[str] = []
     with _WARNING_HOOK:
         previous = mujoco.get_mju_user_warning()
-        mujoco.set_mju_user_warning(lambda msg: messages.append(" ".join(str(msg).split())))
+        mujoco.set_mju_user_warning(
+            lambda msg: messages.append("MuJoCo's compiler warned: " + " ".join(str(msg).split()))
+        )
         try:
             yield messages
         finally:
@@ -428,7 +461,8 @@ def _add_body_joints(
             b.add_joint(
                 jname, prev, child, "ball", origin=origin, limits=(0.0, hi) if limited else None
             )
-            neutral.update(zip(coordinate_names(jname, _BALL), map(float, m.qpos0[qadr : qadr + 4])))
+            q0 = m.qpos0[qadr : qadr + 4]
+            neutral.update(zip(coordinate_names(jname, _BALL), map(float, q0)))
         else:
             ref = float(m.qpos0[qadr])
             kind = "prismatic" if jtype == _SLIDE else ("revolute" if limited else "continuous")
@@ -506,15 +540,15 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
         kind = int(m.eq_type[e])
         if kind != _EQ_JOINT:
             label = eq_names[e] or f"#{e}"
-            ignored.append(f"{_EQ_NAMES[kind] if kind < len(_EQ_NAMES) else 'other'} equality {label}")
+            what = _EQ_NAMES[kind] if kind < len(_EQ_NAMES) else "other"
+            ignored.append(f"{what} equality {label}")
     if m.ntendon:
         t_names = [n or f"#{t}" for t, n in enumerate(_names_of(m, m.name_tendonadr, m.ntendon))]
         ignored.append(f"{m.ntendon} tendon(s) ({', '.join(t_names[:10])}"
                        f"{', ...' if m.ntendon > 10 else ''})")  # fmt: skip
     if ignored:
         warnings.warn(
-            f"{where}: kinetree ignores {'; '.join(ignored)}: they do not constrain its "
-            "kinematics",
+            f"{where}: kinetree ignores {'; '.join(ignored)}: they do not constrain its kinematics",
             MJCFWarning,
             stacklevel=4,
         )
@@ -581,11 +615,13 @@ def _mesh(m: Any, mesh: int, paths: bytes, meshes: bool, common: dict[str, Any])
         f0, nf = int(m.mesh_faceadr[mesh]), int(m.mesh_facenum[mesh])
         vertices = np.array(m.mesh_vert[v0 : v0 + nv], dtype=np.float64)
         faces = np.array(m.mesh_face[f0 : f0 + nf], dtype=np.int64)
-    scale = tuple(float(s) for s in m.mesh_scale[mesh])
-    return Mesh(path=path, file=file, scale=scale, vertices=vertices, faces=faces, **common)
+    sx, sy, sz = (float(s) for s in m.mesh_scale[mesh])
+    return Mesh(path=path, file=file, scale=(sx, sy, sz), vertices=vertices, faces=faces, **common)
 
 
-def _ellipsoid(radii: list[float], n_lat: int = 8, n_lon: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def _ellipsoid(
+    radii: list[float], n_lat: int = 8, n_lon: int = 16
+) -> tuple[np.ndarray, np.ndarray]:
     """Vertices [m] and faces of a latitude-longitude triangle mesh of an ellipsoid."""
     verts = [(0.0, 0.0, radii[2])]
     for i in range(1, n_lat):
