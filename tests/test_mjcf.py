@@ -36,21 +36,8 @@ def _load_quiet(path_or_text: str | Path, **kwargs: object) -> kinetree.Model:
         return load_mjcf(path_or_text, **kwargs)  # type: ignore[arg-type]
 
 
-def _core_has_ball() -> bool:  # TEMPORARY until the core's ball/free joints land
-    try:
-        kinetree.ModelBuilder("t", root="a").add_joint("b", "a", "c", type="ball")
-    except KinetreeError:
-        return False
-    return True
-
-
-needs_ball = pytest.mark.skipif(not _core_has_ball(), reason="no ball joints in the core yet")
-
-
 @pytest.fixture(scope="module")
 def features() -> tuple[kinetree.Model, object, object]:
-    if not _core_has_ball():
-        pytest.skip("the core does not have ball and free joints yet")
     model = _load_quiet(FEATURES)
     m = mujoco.MjModel.from_xml_path(str(FEATURES))
     return model, m, mujoco.MjData(m)
@@ -78,6 +65,10 @@ def test_features_neutral_sizes_and_qpos_order(features) -> None:
     assert model.nq == m.nq == len(model.joint_names)
     assert model.nv == m.nv
     np.testing.assert_array_equal(model.q_neutral, m.qpos0)
+    # knuckle_b's ref (10 deg) is outside its range (15, 60 deg): qpos0 all the same
+    k = model.joint_names.index("knuckle_b")
+    assert model.q_neutral[k] == pytest.approx(np.radians(10))
+    assert model.limits[k] == pytest.approx(np.radians([15, 60]))
     joints = model.metadata["joints"]
     for j in range(m.njnt):
         assert model.q_slice(joints[j]).start == m.jnt_qposadr[j]
@@ -102,10 +93,11 @@ def test_features_limits(features) -> None:
     model = features[0]
     lim = dict(zip(model.joint_names, model.limits.tolist()))
     assert lim["elbow"] == pytest.approx([np.radians(-100), np.radians(20)])
+    assert lim["knuckle_a_side"] == pytest.approx([np.radians(-20), np.radians(20)])
     assert lim["shoulder_slide"] == pytest.approx([-0.1, 0.2])
     # unlimited hinge: no limits; a limited ball joint: (0, max angle) on the group
     assert lim["joint_10"] == [-np.inf, np.inf]
-    # TODO(after core merge): the ball joint's (0, max angle) limit
+    assert model.ball_limits == {"wrist_ball": pytest.approx(np.radians(70))}
 
 
 EULER_MODEL = """<mujoco model="euler_{seq}">
@@ -175,10 +167,13 @@ def test_names(features) -> None:
     unnamed = [k for k in range(m.nsite) if mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, k)
                is None]  # fmt: skip
     assert [sites[k] for k in unnamed] == [f"site_{k}" for k in unnamed]
-    # inner nodes of joints with anchors are never body or site names
-    inner = [n for n in model.node_names if "#" in n]
-    assert inner and not set(inner) & (set(meta["bodies"]) | set(meta["sites"]))
-    assert set(inner).isdisjoint(model.frame_names)
+    # inner nodes (joints with anchors, several joints in a body) are never body or site
+    # names; they are frames (the joint's frame at its anchor) named body#joint
+    inner = [n for n in model.frame_names if "#" in n]
+    assert set(inner) == {"upper#shoulder_pitch", "upper#shoulder_roll", "fore#elbow",
+                          "finger_a#knuckle_a", "ball_link#wrist_ball", "body_8#joint_10",
+                          "box#lid_hinge"} - {"box#lid_hinge"} | {"lid#lid_hinge"}  # fmt: skip
+    assert not set(inner) & (set(meta["bodies"]) | set(meta["sites"]))
     assert meta["mocap_bodies"] == ("target",)
     assert meta["format"] == "mjcf" and meta["source"] == str(FEATURES)
     assert model.name == "features"
@@ -229,26 +224,21 @@ def test_geometry(features) -> None:
     np.testing.assert_allclose(got, want, atol=1e-6)  # MuJoCo stores vertices as float32
 
 
-@needs_ball
 def test_meshes_false_keeps_no_vertices() -> None:
     model = _load_quiet(FEATURES, meshes=False)
     mesh = next(g for g in model.geometry["base"] if isinstance(g, Mesh))
     assert mesh.vertices is None and mesh.faces is None
 
 
-@needs_ball
 def test_warnings() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = load_mjcf(FEATURES)
-    messages = {w.category: str(w.message) for w in caught}
-    assert "joint_equalities" in messages[MJCFWarning] or any(
-        "joint_equalities" in str(w.message) for w in caught
-    )
+    assert {w.category for w in caught} == {MJCFWarning, GeometryWarning}
     texts = " | ".join(str(w.message) for w in caught)
+    assert "(knuckle_b = poly(knuckle_a)) are kept in model.metadata['joint_equalities']" in texts
     assert "not enforced" in texts and "1 tendon(s) (elbow_tendon)" in texts
     assert "1 plane geom(s) (floor)" in texts
-    assert {w.category for w in caught} == {MJCFWarning, GeometryWarning}
     assert model.metadata["joint_equalities"] == [
         {"joint": "knuckle_b", "source": "knuckle_a", "polycoef": (0.0, 0.5, 0.0, 0.0, 0.0),
          "active": True}
@@ -262,11 +252,31 @@ def test_mujoco_stays_silent(tmp_path: Path, monkeypatch, capfd) -> None:
       <body><joint/><geom size="0.1"/></body></worldbody></mujoco>"""
     with pytest.warns(MJCFWarning, match="MuJoCo's compiler warned: .*settotalmass"):
         load_mjcf(text)
-    with pytest.raises(FileFormatError):
-        load_mjcf("<mujoco><worldbody><body><joint/></body></worldbody></mujoco>")
+    with pytest.raises(FileFormatError, match="unknown default class name 'nope'"):
+        load_mjcf('<mujoco><worldbody><body><geom class="nope" size="1"/></body></worldbody>'
+                  "</mujoco>")  # fmt: skip
     out, err = capfd.readouterr()
     assert out == "" and err == ""
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+def test_massless_bodies_load_with_a_warning() -> None:
+    """MuJoCo refuses moving bodies without mass (a simulation concern): kinetree compiles
+    them with tiny mass bounds, which change no pose, and says so."""
+    text = """<mujoco model="bare"><worldbody>
+      <body name="a" pos="0 0 1" euler="0.3 0.2 0.1"><joint name="j" pos="0.1 0 0"/>
+        <body name="b" pos="0.5 0 0"><joint name="k" type="ball"/><site name="tip"/></body>
+      </body></worldbody></mujoco>"""
+    with pytest.raises(ValueError, match="mass and inertia"):
+        mujoco.MjModel.from_xml_string(text)
+    with pytest.warns(MJCFWarning, match="would not simulate"):
+        model = load_mjcf(text)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.compiler.boundmass, spec.compiler.boundinertia = 1.0, 1.0
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    q = random_qpos(m, np.random.default_rng(4))
+    assert max(fk_errors(model, m, d, q).values()) < TOL
 
 
 # --- errors and kinetree.load --------------------------------------------------------------
@@ -337,7 +347,6 @@ def test_enum_values_are_mujocos() -> None:
 # --- the command line ----------------------------------------------------------------------
 
 
-@needs_ball
 def test_cli_info_on_mjcf() -> None:
     from typer.testing import CliRunner
 

@@ -329,10 +329,12 @@ def _is_revolute(model: Model) -> np.ndarray:
     return np.asarray(model.dof_type == JointType.REVOLUTE)
 
 
-def _limit_text(value: float, revolute: bool) -> str:
+def _limit_text(value: float, kind: str) -> str:
     if not np.isfinite(value):
         return "-inf" if value < 0 else "inf"
-    return f"{np.degrees(value):.1f} deg" if revolute else f"{value:.4f} m"
+    if kind == "quaternion":
+        return f"{value:g}"
+    return f"{value:.4f} m" if kind == "prismatic" else f"{np.degrees(value):.1f} deg"
 
 
 def _visible_parent(model: Model, k: int) -> str:
@@ -414,12 +416,14 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     nodes = m.dof_node.tolist()  # the node each DoF drives itself (not through a mimic)
     group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
     joints = []
-    for i, name in enumerate(m.joint_names):
-        k = nodes[i]
+    for i, name in enumerate(m.joint_names):  # coordinates: a quaternion has four
+        k = nodes[int(m.q_v[i])]
         revolute = bool(k >= 0 and m.joint_type[k] == JointType.REVOLUTE)
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
+        if m.quaternion_mask[i]:
+            kind = "quaternion"
         lo, hi = m.limits[i]
-        axis = m.axis[k] if k >= 0 else None
+        axis = m.axis[k] if k >= 0 and kind != "quaternion" else None
         joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
     owners = set(nodes)
     mimic = [
@@ -461,10 +465,11 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
 
     typer.echo(f"model: {m.name}")
     typer.echo(f"source: {source}")
-    typer.echo(f"dof: {m.dof}   frames: {len(m.frame_names)}   units: {m.units}")
+    nq = f"   coordinates: {m.nq}" if m.nq != m.nv else ""
+    typer.echo(f"dof: {m.dof}{nq}   frames: {len(m.frame_names)}   units: {m.units}")
     rows = [
-        [i, n, g, t, "?" if a is None else _axis_label(a),
-         _limit_text(lo, t != "prismatic"), _limit_text(hi, t != "prismatic")]
+        [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
+         _limit_text(lo, t), _limit_text(hi, t)]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")

@@ -69,7 +69,6 @@ kinetree[mjcf]``) and for a URDF file (a ``<robot>`` root: use
 
 from __future__ import annotations
 
-import inspect as _inspect  # TEMPORARY (see _HAS_OFFSET)
 import math
 import os
 import threading
@@ -91,8 +90,6 @@ from ._files import as_path
 __all__ = ["MJCFWarning", "from_mujoco", "load_mjcf"]
 
 INSTALL_HINT = "pip install kinetree[mjcf]"
-
-_HAS_OFFSET = "offset" in _inspect.signature(ModelBuilder.add_joint).parameters
 
 # MuJoCo's enum values (mjtJoint, mjtGeom, mjtEq, mjtObj), fixed by its ABI.
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
@@ -314,6 +311,11 @@ def _name_everything(m: Any) -> _Names:
     names.joints_taken = {j for j in joints if j}
     for j, jn in enumerate(joints):
         names.joints[j] = jn if jn else names.joint(f"joint_{j}")
+    for j in range(m.njnt):  # the builder's hidden nodes of a free joint
+        if int(m.jnt_type[j]) == _FREE:
+            body = names.bodies[int(m.jnt_bodyid[j])]
+            names.taken |= {f"{body}#{names.joints[j]}_{c}" for c in ("x", "y", "z")}
+            names.joints_taken |= {f"{names.joints[j]}_{c}" for c in ("x", "y", "z", "q")}
     return names
 
 
@@ -411,7 +413,9 @@ def from_mujoco(
         )
     model = b.build()
     _check_qpos_order(m, model, names, where)
-    return model
+    # The builder clips the neutral pose into the limits; MuJoCo's qpos0 may lie outside
+    # a joint's range (a hinge's ref, or 0 out of range): keep qpos0 as it is.
+    return model.with_options(q_neutral=np.array(m.qpos0, dtype=float))
 
 
 def _add_body_joints(
@@ -468,14 +472,8 @@ def _add_body_joints(
             kind = "prismatic" if jtype == _SLIDE else ("revolute" if limited else "continuous")
             axis = np.array(m.jnt_axis[k], dtype=float)
             lim = (lo, hi) if limited else None
-            if _HAS_OFFSET:
-                b.add_joint(jname, prev, child, kind, axis=axis, origin=origin, limits=lim,
-                            offset=-ref)  # type: ignore[call-arg]  # fmt: skip
-            else:  # TEMPORARY until the core's offset lands: fold -ref into the origin
-                from ..spatial import rotation as _rot
-
-                shift = _rot(axis, -ref) if jtype == _HINGE else _translation(-ref * axis)
-                b.add_joint(jname, prev, child, kind, axis=axis, origin=origin @ shift, limits=lim)
+            b.add_joint(jname, prev, child, kind, axis=axis, origin=origin, limits=lim,
+                        offset=-ref)  # fmt: skip
             neutral[jname] = ref
         pending = _translation(-anchor) if not at_origin else np.eye(4)
         prev = child
