@@ -194,15 +194,9 @@ def _compile(mujoco: Any, text: str | None, source: str) -> Any:
         if "mass and inertia of moving bodies" not in str(exc) or not hasattr(mujoco, "MjSpec"):
             raise refused(exc) from None
         first = exc
-    try:
-        spec = (
-            mujoco.MjSpec.from_string(text) if text is not None else mujoco.MjSpec.from_file(source)
-        )
-        spec.compiler.boundmass = max(float(spec.compiler.boundmass), _BOUND_MASS)
-        spec.compiler.boundinertia = max(float(spec.compiler.boundinertia), _BOUND_INERTIA)
-        m = spec.compile()
-    except Exception:
-        raise refused(first) from None
+    m = _compile_with_bounds(mujoco, text, source)
+    if m is None:
+        raise refused(first)
     warnings.warn(
         f"{source}: MuJoCo would not simulate this file ({' '.join(str(first).split())}); "
         "kinetree loaded its kinematics, which masses do not change",
@@ -210,6 +204,31 @@ def _compile(mujoco: Any, text: str | None, source: str) -> Any:
         stacklevel=3,
     )
     return m
+
+
+def _compile_with_bounds(mujoco: Any, text: str | None, source: str) -> Any:
+    """The model compiled with the mass bounds, or None when MuJoCo still refuses it."""
+    if text is not None:
+        parsers = [lambda: mujoco.MjSpec.from_string(text)]
+    else:
+        path = Path(source)
+
+        def from_text() -> Any:  # a file MuJoCo 4 has no reader for (".mjcf"): no includes
+            spec = mujoco.MjSpec.from_string(path.read_text(encoding="utf-8"))
+            spec.modelfiledir = str(path.resolve().parent) + os.sep
+            return spec
+
+        # MuJoCo 4 picks MjSpec.from_file's reader by the suffix (".xml" only)
+        parsers = [lambda: mujoco.MjSpec.from_file(source), from_text]
+    for parse in parsers:
+        try:
+            spec = parse()
+            spec.compiler.boundmass = max(float(spec.compiler.boundmass), _BOUND_MASS)
+            spec.compiler.boundinertia = max(float(spec.compiler.boundinertia), _BOUND_INERTIA)
+            return spec.compile()
+        except Exception:
+            continue
+    return None
 
 
 @contextmanager
