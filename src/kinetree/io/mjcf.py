@@ -82,7 +82,13 @@ from typing import Any
 import numpy as np
 
 from ..builder import ModelBuilder
-from ..errors import FileFormatError, InvalidValueError, ModelStructureError, UnsupportedError
+from ..errors import (
+    FileFormatError,
+    InvalidValueError,
+    KinetreeError,
+    ModelStructureError,
+    UnsupportedError,
+)
 from ..geometry import Box, Capsule, Cylinder, Geometry, GeometryWarning, Mesh, Sphere
 from ..model import Model
 from ._files import as_path
@@ -338,9 +344,19 @@ def _name_everything(m: Any) -> _Names:
     return names
 
 
-def _pose(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
-    """4x4 pose from a position [m] and a unit quaternion (w, x, y, z)."""
-    w, x, y, z = (float(v) for v in quat)
+def _pose(pos: np.ndarray, quat: np.ndarray, what: str) -> np.ndarray:
+    """4x4 pose from a position [m] and a quaternion (w, x, y, z), normalised; ``what``
+    names the element for the FileFormatError raised on a quaternion that is zero or not
+    finite (MuJoCo's compiler passes ``quat="1 0 1e308 0"`` on as zero)."""
+    q = np.array(quat, dtype=float)
+    big = float(np.max(np.abs(q))) if np.all(np.isfinite(q)) else math.nan
+    if not big > 0.0:
+        raise FileFormatError(
+            f"{what}: its orientation compiles to the quaternion {q.tolist()}, not a rotation"
+        )
+    if not 1e-100 < big < 1e100:
+        q /= big
+    w, x, y, z = (float(v) for v in q)
     n = math.sqrt(w * w + x * x + y * y + z * z)
     w, x, y, z = w / n, x / n, y / n, z / n
     T = np.eye(4)
@@ -351,6 +367,16 @@ def _pose(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     ]
     T[:3, 3] = pos
     return T
+
+
+def _unit_quaternion(q: np.ndarray) -> np.ndarray:
+    """``q`` normalised; the identity for a zero or non-finite one (as mj_kinematics)."""
+    q = np.array(q, dtype=float)
+    big = float(np.max(np.abs(q))) if np.all(np.isfinite(q)) else 0.0
+    if not big > 1e-300:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    q /= big
+    return q / np.linalg.norm(q)
 
 
 def _translation(t: np.ndarray) -> np.ndarray:
@@ -394,10 +420,13 @@ def from_mujoco(
     for i in range(1, m.nbody):
         frame = names.bodies[i]
         parent = names.bodies[int(parent_of[i])]
-        T_body = _pose(m.body_pos[i], m.body_quat[i])
         adr, num = int(m.body_jntadr[i]), int(m.body_jntnum[i])
         if m.body_mocapid[i] >= 0:
             mocap.append(frame)
+        free = num > 0 and int(m.jnt_type[adr]) == _FREE  # the pose comes from qpos
+        T_body = (
+            np.eye(4) if free else _pose(m.body_pos[i], m.body_quat[i], f"{where}: body {frame!r}")
+        )
         if num == 0:
             b.add_joint(names.joint(f"{frame}_fixed"), parent, frame, "fixed", origin=T_body)
         else:
@@ -409,7 +438,7 @@ def from_mujoco(
             body,
             names.sites[k],
             "fixed",
-            origin=_pose(m.site_pos[k], m.site_quat[k]),
+            origin=_pose(m.site_pos[k], m.site_quat[k], f"{where}: site {names.sites[k]!r}"),
         )
     for frame, geom in geoms:
         b.add_geometry(frame, geom)
@@ -459,7 +488,8 @@ def _add_body_joints(
             )
         jname = names.joints[adr]
         b.add_joint(jname, "world", frame, "free")
-        q0 = m.qpos0[int(m.jnt_qposadr[adr]) : int(m.jnt_qposadr[adr]) + 7]
+        q0 = np.array(m.qpos0[int(m.jnt_qposadr[adr]) : int(m.jnt_qposadr[adr]) + 7])
+        q0[3:] = _unit_quaternion(q0[3:])
         neutral.update(zip(coordinate_names(jname, _FREE), map(float, q0)))
         return
     pending = T_body  # what the next node's origin starts with
@@ -484,7 +514,7 @@ def _add_body_joints(
             b.add_joint(
                 jname, prev, child, "ball", origin=origin, limits=(0.0, hi) if limited else None
             )
-            q0 = m.qpos0[qadr : qadr + 4]
+            q0 = _unit_quaternion(m.qpos0[qadr : qadr + 4])
             neutral.update(zip(coordinate_names(jname, _BALL), map(float, q0)))
         else:
             ref = float(m.qpos0[qadr])
@@ -575,47 +605,57 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
 
 
 def _geoms(m: Any, names: _Names, meshes: bool) -> tuple[list[tuple[str, Geometry]], list[str]]:
-    """``(frame, shape)`` pairs of every geom kinetree has a shape for, and the skipped ones."""
+    """``(frame, shape)`` pairs of every geom kinetree has a shape for, and the skipped
+    ones in words (by type: planes, height fields, SDFs, and geoms whose compiled pose or
+    size is not finite)."""
     out: list[tuple[str, Geometry]] = []
     skipped: dict[str, list[str]] = {}
     geom_names = _names_of(m, m.name_geomadr, m.ngeom)
     paths = bytes(m.paths) if getattr(m, "npaths", 0) else b""
     for g in range(m.ngeom):
         gtype = int(m.geom_type[g])
-        frame = names.bodies[int(m.geom_bodyid[g])]
         label = geom_names[g] or None
-        origin = _pose(m.geom_pos[g], m.geom_quat[g])
-        size = [float(s) for s in m.geom_size[g]]
+        if gtype not in (_SPHERE, _CAPSULE, _CYLINDER, _BOX, _ELLIPSOID, _MESH):
+            what = _GEOM_NAMES[gtype] if gtype < len(_GEOM_NAMES) else "sdf"
+            skipped.setdefault(what, []).append(label or f"#{g}")
+            continue
         collides = bool(m.geom_contype[g] or m.geom_conaffinity[g])
         kinds = ["collision"] if collides else ["visual"]
         if collides and int(m.geom_group[g]) in _DRAWN_GROUPS:
             kinds.append("visual")
-        for kind in kinds:
-            shape: Geometry | None
-            common: dict[str, Any] = {"origin": origin, "kind": kind, "name": label}
-            if gtype == _SPHERE:
-                shape = Sphere(radius=size[0], **common)
-            elif gtype == _CAPSULE:
-                shape = Capsule(radius=size[0], length=2 * size[1], **common)
-            elif gtype == _CYLINDER:
-                shape = Cylinder(radius=size[0], length=2 * size[1], **common)
-            elif gtype == _BOX:
-                shape = Box(size=(2 * size[0], 2 * size[1], 2 * size[2]), **common)
-            elif gtype == _ELLIPSOID:
-                v, f = _ellipsoid(size[:3])
-                shape = Mesh(path="", vertices=v, faces=f, **common)
-            elif gtype == _MESH:
-                shape = _mesh(m, int(m.geom_dataid[g]), paths, meshes, common)
-            else:
-                what = _GEOM_NAMES[gtype] if gtype < len(_GEOM_NAMES) else "sdf"
-                skipped.setdefault(what, []).append(label or f"#{g}")
-                break
-            out.append((frame, shape))
+        try:
+            origin = _pose(m.geom_pos[g], m.geom_quat[g], "geom")
+            for kind in kinds:
+                common: dict[str, Any] = {"origin": origin, "kind": kind, "name": label}
+                shape = _shape(m, g, gtype, common, paths, meshes)
+                out.append((names.bodies[int(m.geom_bodyid[g])], shape))
+        except KinetreeError:  # a pose or size that is not finite
+            skipped.setdefault("degenerate", []).append(label or f"#{g}")
     text = [
         f"{len(v)} {k} geom(s) ({', '.join(v[:5])}{', ...' if len(v) > 5 else ''})"
         for k, v in skipped.items()
     ]
     return out, text
+
+
+def _shape(
+    m: Any, g: int, gtype: int, common: dict[str, Any], paths: bytes, meshes: bool
+) -> Geometry:
+    """The kinetree shape of geom ``g`` (a sphere, capsule, cylinder, box, ellipsoid or
+    mesh); MuJoCo's sizes are half lengths [m]."""
+    size = [float(v) for v in m.geom_size[g]]
+    if gtype == _SPHERE:
+        return Sphere(radius=size[0], **common)
+    if gtype == _CAPSULE:
+        return Capsule(radius=size[0], length=2 * size[1], **common)
+    if gtype == _CYLINDER:
+        return Cylinder(radius=size[0], length=2 * size[1], **common)
+    if gtype == _BOX:
+        return Box(size=(2 * size[0], 2 * size[1], 2 * size[2]), **common)
+    if gtype == _ELLIPSOID:
+        v, f = _ellipsoid(size[:3])
+        return Mesh(path="", vertices=v, faces=f, **common)
+    return _mesh(m, int(m.geom_dataid[g]), paths, meshes, common)
 
 
 def _mesh(m: Any, mesh: int, paths: bytes, meshes: bool, common: dict[str, Any]) -> Mesh:
