@@ -19,7 +19,7 @@ import numpy as np
 
 from .._compile import compiled, notice
 from .._threads import n_threads, run_chunks
-from ..errors import InvalidValueError, NotRigidError
+from ..errors import InvalidValueError, NotRigidError, UnsupportedError
 from ..model import Model
 from . import layout as L
 from ._drivers import driver
@@ -83,6 +83,14 @@ def solve(
 
         return solve_analytic(model, target, frame, opts, q0, t0)
     prob = build_problem(model, target, frame, opts, q0)
+    if method in ("bfgs", "lbfgs", "cg", "fabrik") and np.any(
+        prob.template.active & model.quaternion_mask
+    ):
+        raise UnsupportedError(
+            f"method {method!r} does not move quaternion (ball or free) joints; the "
+            f"compiled methods do: {', '.join(sorted(KERNEL_METHODS))} (or leave the "
+            "quaternion joints out of active=)"
+        )
     if method in ("bfgs", "lbfgs", "cg"):
         from .scipy_solvers import solve_scipy
 
