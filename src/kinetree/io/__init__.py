@@ -101,7 +101,7 @@ def load(
             raise UnsupportedError(
                 f"cannot load {str(p)!r} as MJCF (MuJoCo XML, what {suffix!r} files are "
                 "read as): this file has a <robot> root, so if it is URDF, load it with "
-                f"kinetree.load_urdf(path); {supported}"
+                f"kinetree.io.load_urdf(path); {supported}"
             )
         return load_mjcf(p)
     if suffix:

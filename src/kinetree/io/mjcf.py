@@ -20,9 +20,10 @@ exactly what they mean to MuJoCo. The compiled model is then walked body by body
   (position [m], then the quaternion; ``body_pos``/``body_quat`` only give ``qpos0``);
 - kinetree moves a node at its own origin, so a joint whose anchor is off the body
   origin gets an inner node at the anchor (the frame before it, translated by the
-  anchor), and the next joint, or a fixed node for the body, translates back. These
-  inner nodes and their fixed joints have names containing ``#``
-  (``f"{body}#{joint}"``, ``f"{body}#anchor"``) and never clash with a body or site.
+  anchor), and the next joint, or a fixed node for the body, translates back. A body
+  with several joints gets one such node per joint but the last. These nodes are
+  frames of the model (a joint's frame at its anchor), named ``f"{body}#{joint}"``
+  (their fixed joints ``f"{body}#anchor"``), never a body's or a site's name.
 
 What becomes what:
 
@@ -38,7 +39,8 @@ What becomes what:
 - Joints: hinge -> ``revolute`` (``continuous`` when not limited), slide ->
   ``prismatic``, ball -> ``ball`` (``limits=(0, range[1])`` when limited), free ->
   ``free``. ``q`` is MuJoCo's ``qpos``, coordinate for coordinate (checked on every
-  load), and ``model.q_neutral`` is ``qpos0``.
+  load), and ``model.q_neutral`` is ``qpos0``, also where it lies outside a joint's
+  range (a ``ref`` outside it, or 0).
 - A mocap body is fixed at its model pose (MuJoCo moves it through
   ``mjData.mocap_pos/quat``, not ``qpos``); they are listed in
   ``model.metadata["mocap_bodies"]``.
@@ -58,12 +60,18 @@ What becomes what:
   with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
   the like are never looked at.
 
+MuJoCo refuses a moving body without mass or inertia, which matters to simulation only:
+such a file is compiled again with tiny lower bounds (``<compiler boundmass
+boundinertia>``, which change no pose) and loads with an :class:`MJCFWarning`.
+
 Errors: every one is a :class:`~kinetree.errors.KinetreeError`:
 :class:`~kinetree.errors.FileFormatError` for a missing file and for what MuJoCo's
 compiler refuses (its message, with the file name),
 :class:`~kinetree.errors.UnsupportedError` without ``mujoco`` installed (``pip install
 kinetree[mjcf]``) and for a URDF file (a ``<robot>`` root: use
-:func:`kinetree.io.load_urdf`). MuJoCo's own compiler warnings come as
+:func:`kinetree.io.load_urdf`). A body or site whose orientation compiles to a zero or
+non-finite quaternion is a :class:`~kinetree.errors.FileFormatError` (such a geom is
+skipped). MuJoCo's own compiler warnings come as
 :class:`MJCFWarning`; nothing is printed and no ``MUJOCO_LOG.TXT`` is written.
 """
 
@@ -97,7 +105,7 @@ __all__ = ["MJCFWarning", "from_mujoco", "load_mjcf"]
 
 INSTALL_HINT = "pip install kinetree[mjcf]"
 
-# MuJoCo's enum values (mjtJoint, mjtGeom, mjtEq, mjtObj), fixed by its ABI.
+# MuJoCo's enum values (mjtJoint, mjtGeom, mjtEq), fixed by its ABI (tests compare them).
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH, _SDF = range(9)
 _GEOM_NAMES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -168,7 +176,7 @@ def load_mjcf(
     if root == "robot":
         raise UnsupportedError(
             f"{source}: this is URDF (a <robot> root element), not MJCF; "
-            "load it with kinetree.load_urdf(path)"
+            "load it with kinetree.io.load_urdf(path)"
         )
     mujoco = _mujoco()
     with _quiet(mujoco) as messages:
