@@ -541,10 +541,10 @@ def _add_body_joints(
 def _check_qpos_order(m: Any, model: Model, names: _Names, where: str) -> None:
     """Raise unless kinetree's q is MuJoCo's qpos, coordinate for coordinate."""
     index = {n: i for i, n in enumerate(model.joint_names)}
-    if model.nq != m.nq:
+    if (model.nq, model.nv) != (m.nq, m.nv):
         raise ModelStructureError(
-            f"{where}: kinetree's q has {model.nq} coordinates, MuJoCo's qpos {m.nq} "
-            "(a kinetree bug: please report it with the file)"
+            f"{where}: kinetree's q has {model.nq} coordinates and {model.nv} DoF, MuJoCo's "
+            f"qpos {m.nq} and qvel {m.nv} (a kinetree bug: please report it with the file)"
         )
     for j in range(m.njnt):
         first = coordinate_names(names.joints[j], int(m.jnt_type[j]))[0]
