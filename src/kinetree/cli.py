@@ -339,6 +339,15 @@ def _limit_text(value: float, revolute: bool | None) -> str:
     return f"{np.degrees(value):.1f} deg" if revolute else f"{value:.4f} m"
 
 
+def _cone_text(model: Model, coordinate: str, joint: str) -> str:
+    """The upper-limit cell of a quaternion coordinate: on its ``qw`` row, the largest
+    rotation angle of a limited ball joint."""
+    lim = model.ball_limits.get(joint)
+    if lim is None or not coordinate.endswith("_qw"):
+        return "-"
+    return f"angle <= {np.degrees(lim):.1f} deg"
+
+
 def _visible_parent(model: Model, k: int) -> str:
     p = int(model.parent[k])
     while p >= 0 and model.hidden[p]:
@@ -473,7 +482,8 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     rows = [
         [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
          _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
-         _limit_text(hi, None if t == "quaternion" else t != "prismatic")]
+         _cone_text(m, n, g) if t == "quaternion"
+         else _limit_text(hi, t != "prismatic")]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")
