@@ -49,7 +49,9 @@ UNIT = {"X": np.array([1.0, 0, 0]), "Y": np.array([0, 1.0, 0]), "Z": np.array([0
 
 
 def reference_positions(joints: Sequence[JointSpec], values: np.ndarray) -> np.ndarray:
-    """World positions (frames, joints, 3): local = Trans(offset) C1 C2 ... in channel order."""
+    """World positions (frames, joints, 3): local = Trans(offset) Trans(p) C1 C2 ..., the
+    position channels ``p`` along the parent's axes wherever they are listed (pybvh's and
+    Blender's reading), the rotations in channel order."""
     values = np.atleast_2d(values)
     out = np.zeros((values.shape[0], len(joints), 3))
     for f, row in enumerate(values):
@@ -60,13 +62,14 @@ def reference_positions(joints: Sequence[JointSpec], values: np.ndarray) -> np.n
             R = np.eye(3) if parent < 0 else R_world[parent]
             p = np.zeros(3) if parent < 0 else p_world[parent]
             p = p + R @ np.asarray(offset, dtype=float)
+            R_parent = R
             for ch in channels:
                 v = row[col]
                 col += 1
                 if ch.endswith("rotation"):
                     R = R @ ROT[ch[0]](v)
                 else:
-                    p = p + R @ (UNIT[ch[0]] * v)
+                    p = p + R_parent @ (UNIT[ch[0]] * v)
             R_world.append(R)
             p_world.append(p)
             out[f, i] = p
@@ -331,19 +334,98 @@ def test_rotation_first_root(tmp_path: Path) -> None:
     assert clip.joints[0].channels == (
         "Zrotation", "Xrotation", "Yrotation", "Xposition", "Yposition", "Zposition",
     )  # fmt: skip
+    # The position channels act first (in the parent's frame), whatever their place.
     assert clip.model.joint_names[:6] == (
-        "Hips_z", "Hips_x", "Hips_y", "Hips_Xposition", "Hips_Yposition", "Hips_Zposition",
+        "Hips_Xposition", "Hips_Yposition", "Hips_Zposition", "Hips_z", "Hips_x", "Hips_y",
     )  # fmt: skip
-    # Root world position = R(z, x, y) @ p: the rotation applies to the translation.
-    row = clip.channel_values()[0]
-    expected = Rz(row[0]) @ Rx(row[1]) @ Ry(row[2]) @ row[3:6]
-    np.testing.assert_allclose(clip.joint_positions()[0, 0], expected, atol=1e-12)
-    assert not np.allclose(expected, row[3:6])
+    # Root world position = p, not R(z, x, y) @ p.
+    rows = clip.channel_values()
+    np.testing.assert_allclose(clip.joint_positions()[:, 0], rows[:, 3:6], atol=1e-12)
+    # Spine = p + R @ offset.
+    R = Rz(rows[0, 0]) @ Rx(rows[0, 1]) @ Ry(rows[0, 2])
+    np.testing.assert_allclose(
+        clip.joint_positions()[0, 1], rows[0, 3:6] + R @ [0.0, 10.0, 0.0], atol=1e-12
+    )
     out = tmp_path / "rf.bvh"
     write_bvh(out, clip)
-    assert "CHANNELS 6 Zrotation Xrotation Yrotation Xposition Yposition Zposition" in (
-        out.read_text()
+    text = out.read_text()
+    assert "CHANNELS 6 Zrotation Xrotation Yrotation Xposition Yposition Zposition" in text
+    assert_same_clip(clip, read_bvh(out))
+    write_bvh(tmp_path / "rf2.bvh", read_bvh(out))
+    assert (tmp_path / "rf2.bvh").read_text() == text
+
+
+def test_rotation_first_root_reads_like_its_position_first_twin(tmp_path: Path) -> None:
+    text = (DATA / "rotation_first_root.bvh").read_text()
+    first = "CHANNELS 6 Zrotation Xrotation Yrotation Xposition Yposition Zposition"
+    twin_header = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation"
+    head, motion = text.split("MOTION\n")
+    lines = motion.splitlines()
+    rows = [r.split() for r in lines[2:] if r.strip()]
+    twin_rows = [" ".join(r[3:6] + r[0:3] + r[6:]) for r in rows]
+    twin = head.replace(first, twin_header) + "MOTION\n" + "\n".join(lines[:2] + twin_rows)
+    path = tmp_path / "twin.bvh"
+    path.write_text(twin + "\n")
+    a, b = read_bvh(DATA / "rotation_first_root.bvh"), read_bvh(path)
+    np.testing.assert_allclose(a.joint_positions(), b.joint_positions(), rtol=0, atol=1e-12)
+    Ta = a.model.fk_all(a.q)
+    Tb = b.model.fk_all(b.q)
+    np.testing.assert_allclose(Ta, Tb, rtol=0, atol=1e-12)  # orientations too
+
+
+def test_rotations_preset_and_default_on_position_channels_everywhere(tmp_path: Path) -> None:
+    joints: list[JointSpec] = [
+        ("Hips", -1, (0.0, 0.0, 0.0), CHANNELS, False),
+        ("Spine", 0, (0.0, 1.0, 0.0), ("Zrotation", "Xposition", "Yposition", "Zposition"),
+         False),
+        ("Arm", 1, (1.0, 0.0, 0.0), CHANNELS[::-1], False),
+        ("Arm_end", 2, (1.0, 0.0, 0.0), (), True),
+    ]  # fmt: skip
+    values = np.zeros((1, 16))
+    clip = read_bvh(write_text(tmp_path, format_bvh(joints, values, "0.1")))
+    m = clip.model
+    rotations = m.presets["rotations"]
+    assert rotations == ("Hips_x", "Hips_y", "Hips_z", "Spine_z", "Arm_z", "Arm_y", "Arm_x")
+    assert m.default_active == ("rotations",)
+    # By default IK moves rotations only: bone lengths stay.
+    goal = m.fk(clip.q[0], "Arm_end")[:3, 3] + [0.3, 0.4, 0.0]
+    r = m.ik(kinetree.Position(goal), "Arm_end", q0=clip.q[0])
+    moved = np.nonzero(np.abs(r.q - clip.q[0]) > 0)[0]
+    assert moved.size and all(m.joint_names[k] in rotations for k in moved)
+    assert np.linalg.norm(m.fk(r.q, "Arm_end")[:3, 3] - goal) < 1e-6
+    # ... unless asked: every DoF by name.
+    r2 = m.ik(kinetree.Position(goal), "Arm_end", q0=clip.q[0], active=list(m.joint_names))
+    assert r2.success
+    # A root-only position skeleton keeps every DoF active by default.
+    assert read_bvh(CMU).model.default_active is None
+
+
+def test_standard_name_presets() -> None:
+    m = read_bvh(CMU).model
+    assert m.presets["right_arm"] == tuple(
+        f"{j}_{a}" for j in ("RightArm", "RightForeArm", "RightHand") for a in "zyx"
     )
+    assert set(m.presets["right_arm+spine"]) == set(m.presets["right_arm"]) | {
+        f"{j}_{a}" for j in ("RightShoulder", "Spine1") for a in "zyx"
+    }
+    above = set(m.presets["above_hips"])
+    assert {"LowerBack_z", "Head_x", "LeftHand_y", "RThumb_z"} <= above
+    assert not above & {"Hips_z", "LeftUpLeg_x", "Hips_Xposition"}
+    assert m.presets["left_leg"] == tuple(
+        f"{j}_{a}" for j in ("LeftUpLeg", "LeftLeg", "LeftFoot") for a in "zyx"
+    )
+    assert len(m.presets["legs"]) == 18
+    # The seed's three reaching cases, on a real skeleton.
+    q0 = read_bvh(CMU).q[100]
+    for preset in ("right_arm", "right_arm+spine", "above_hips"):
+        mask = m.active_mask(preset)
+        goal = m.fk(q0, "RightHand")[:3, 3] + [2.0, 1.0, 1.0]
+        r = m.ik(kinetree.Position(goal), "RightHand", q0=q0, active=preset)
+        assert r.success, preset
+        assert np.all(r.q[~mask] == q0[~mask])
+    # Skeletons without standard names get "rotations" only.
+    tiny = read_bvh(DATA / "rotation_first_root.bvh").model
+    assert set(tiny.presets) == {"rotations"}
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -377,12 +459,14 @@ def test_position_channels_on_inner_joint_and_zero_channels(tmp_path: Path) -> N
     values = np.array([[90.0, 3.0, 90.0, 4.0], [0.0, -1.0, 0.0, 0.5]])
     path = write_text(tmp_path, format_bvh(joints, values, "0.5"))
     clip = read_bvh(path)
-    assert clip.model.joint_groups["Slide"] == ("Slide_Zposition", "Slide_x", "Slide_Xposition")
+    # Positions act first, in the parent's frame: the group lists them first.
+    assert clip.model.joint_groups["Slide"] == ("Slide_Zposition", "Slide_Xposition", "Slide_x")
     assert "Rigid" not in clip.model.joint_groups
     P = clip.joint_positions()
     np.testing.assert_allclose(P, reference_positions(joints, values), atol=1e-12)
-    # Frame 0 by hand: Ry(90) maps x->-z, z->x. Slide at Ry(90)(1,0,3) = (3,0,-1), then
-    # Xposition 4 along Ry(90)Rx(90) x = -z: (3,0,-5); Rigid: + Ry(90)Rx(90)(0,2,0) = (2,0,0).
+    # Frame 0 by hand: Ry(90) maps x->-z, z->x. Slide at Ry(90)((1,0,0) + (4,0,3)) =
+    # (3,0,-5) (both position channels along Root's axes); Rigid: + Ry(90)Rx(90)(0,2,0) =
+    # (2,0,0).
     np.testing.assert_allclose(P[0, 1], [3.0, 0.0, -5.0], atol=1e-12)
     np.testing.assert_allclose(P[0, 2], [5.0, 0.0, -5.0], atol=1e-12)
     out = tmp_path / "out.bvh"

@@ -134,6 +134,10 @@ class Model:
     #: Quaternion (ball) joints with a limit: joint name -> the largest rotation angle
     #: [rad] away from the identity (MuJoCo's ball ``range``); absent: unlimited.
     ball_limits: Mapping[str, float] = field(default_factory=dict)
+    #: Joint, group or preset names that IK moves when ``active=`` is not given (None:
+    #: every DoF). A BVH skeleton with position channels on inner joints sets it to its
+    #: ``"rotations"`` preset, so bone lengths stay unless asked otherwise.
+    default_active: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for attr in (
@@ -207,12 +211,15 @@ class Model:
         return np.array(sorted(set(out)), dtype=np.int64)
 
     def active_mask(self, names: str | Iterable[str] | None) -> np.ndarray:
-        """Boolean mask over ``q`` of the named joints/groups/presets (all when None)."""
+        """Boolean mask over ``q`` of the named joints/groups/presets; None: the
+        :attr:`default_active` joints, or every coordinate when that is None too."""
         mask = np.zeros(self.nq, dtype=bool)
         if names is None:
-            mask[:] = True
-        else:
-            mask[self.joint_indices(names)] = True
+            names = self.default_active
+            if names is None:
+                mask[:] = True
+                return mask
+        mask[self.joint_indices(names)] = True
         return mask
 
     # --- structure --------------------------------------------------------------------

@@ -14,13 +14,17 @@ Model layout
   already called ``world``). Its pose is the identity, or the base rotation
   chosen by ``up=`` (see :func:`read_bvh`).
 * Every BVH joint is a visible frame with the joint's name. Its pose relative to
-  its parent joint is ``Trans(OFFSET) @ C1 @ C2 @ ... @ Cn`` for its channels in
-  the order listed in the file (each ``Ci`` a rotation about, or translation
-  along, the current x/y/z axis). So ``Zrotation Xrotation Yrotation`` is
-  ``R = Rz(a) Rx(b) Ry(c)`` and a root listing its rotations before its
-  positions gives ``Trans(OFFSET) @ R @ Trans(p)``. Position channels add to the
+  its parent joint is ``Trans(OFFSET) @ Trans(p) @ R``: ``p`` the joint's position
+  channels (x, y, z along the parent's axes, 0 for those not listed) and ``R =
+  C1 @ C2 @ ... @ Cn`` its rotation channels in the order listed in the file (each
+  ``Ci`` a rotation about the current x/y/z axis). So ``Zrotation Xrotation
+  Yrotation`` is ``R = Rz(a) Rx(b) Ry(c)``. Position channels translate the joint in
+  its parent's frame wherever they stand in the channel list, as pybvh, Blender and
+  MotionBuilder read them: a root listing its rotations before its positions moves
+  like its position-first twin (:func:`node_order`). Position channels add to the
   OFFSET, on the root and on any other joint.
-* One channel is one DoF, in file order: rotations are revolute DoFs named
+* One channel is one DoF; a joint's DoFs are its position channels, then its
+  rotation channels, each in file order: rotations are revolute DoFs named
   ``f"{joint}_{axis}"`` (``"Hips_z"``), positions prismatic DoFs named
   ``f"{joint}_{channel}"`` (``"Hips_Xposition"``). All DoFs of a joint are grouped
   under the joint's name, so ``model.joint_indices("Hips")`` selects them all.
@@ -54,8 +58,17 @@ from ..builder import MAX_ORIGIN_DISTANCE, ModelBuilder, short_float
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, ShapeError
 from ..model import Model
 from ._files import as_path, write_text
+from .body_parts import find_body_parts
 
-__all__ = ["CHANNEL_NAMES", "BVHClip", "BVHJoint", "dof_name", "read_bvh", "write_bvh"]
+__all__ = [
+    "CHANNEL_NAMES",
+    "BVHClip",
+    "BVHJoint",
+    "dof_name",
+    "node_order",
+    "read_bvh",
+    "write_bvh",
+]
 
 CHANNEL_NAMES = ("Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation")
 _CANONICAL = {c.lower(): c for c in CHANNEL_NAMES}
@@ -660,6 +673,16 @@ def _check_lengths(
         )
 
 
+def node_order(channels: Sequence[str]) -> tuple[str, ...]:
+    """The order in which a joint's channels act, parent side first: the position
+    channels (in file order; translations commute), then the rotation channels in file
+    order. So ``Zrotation Xrotation Yrotation Xposition Yposition Zposition`` moves
+    the joint like ``Xposition Yposition Zposition Zrotation Xrotation Yrotation``."""
+    return tuple(c for c in channels if not _is_rotation(c)) + tuple(
+        c for c in channels if _is_rotation(c)
+    )
+
+
 def _scaled(v: tuple[float, float, float], s: float) -> tuple[float, float, float]:
     return (v[0] * s, v[1] * s, v[2] * s)
 
@@ -689,10 +712,13 @@ def _build_model(
             continue
         prev = parent
         dofs: list[str] = []
-        for k, ch in enumerate(j.channels):
+        # Position channels translate the joint in its parent's frame wherever the file
+        # lists them (pybvh, Blender, MotionBuilder): their nodes come first.
+        chain = node_order(j.channels)
+        for k, ch in enumerate(chain):
             axis = ch[0].lower()
             rot = _is_rotation(ch)
-            last = k == len(j.channels) - 1
+            last = k == len(chain) - 1
             link = j.name if last else (f"{j.name}#{axis}" if rot else f"{j.name}#pos_{axis}")
             dof = dof_name(j.name, ch)
             b.add_joint(
@@ -708,12 +734,59 @@ def _build_model(
     model = b.build()
     # The builder makes one group per DoF and shows every link; a BVH joint is one
     # multi-DoF joint whose inner links are hidden, as add_ball_joint would make it.
-    return dataclasses.replace(
+    model = dataclasses.replace(
         model,
         hidden=np.array([n in hidden for n in model.node_names], dtype=bool),
         node_joint=tuple(owner.get(n, nj) for n, nj in zip(model.node_names, model.node_joint)),
         joint_groups=groups,
     )
+    presets = _presets(model, joints)
+    inner_positions = any(not _is_rotation(c) for j in joints if j.parent >= 0 for c in j.channels)
+    return dataclasses.replace(
+        model,
+        presets=presets,
+        default_active=("rotations",) if inner_positions and "rotations" in presets else None,
+    )
+
+
+def _presets(model: Model, joints: Sequence[BVHJoint]) -> dict[str, tuple[str, ...]]:
+    """The rotation DoFs of every joint (``"rotations"``) and of the body parts that
+    standard joint names give (:func:`~kinetree.io.body_parts.find_body_parts`):
+    ``right_arm`` (shoulder, elbow, wrist), ``right_arm+spine`` (the arm, its clavicle
+    and the chest it hangs from), ``above_hips`` (the spine and everything on it),
+    ``right_leg`` (hip, knee, ankle), their left mirrors and ``legs``. Rotations only,
+    so bone lengths stay; a preset named like a joint or a channel is left out."""
+    rot = {j.name: tuple(dof_name(j.name, c) for c in j.channels if _is_rotation(c))
+           for j in joints if not j.end_site}  # fmt: skip
+    names = [j.name for j in joints if not j.end_site]
+    parts = find_body_parts(model, names)
+    kids: dict[str, list[str]] = {n: [] for n in names}
+    for j in joints:
+        if j.parent >= 0 and not j.end_site:
+            kids[joints[j.parent].name].append(j.name)
+
+    def dofs(*roles: str) -> tuple[str, ...]:
+        return tuple(d for r in roles if r in parts for d in rot[parts[r]])
+
+    out: dict[str, tuple[str, ...]] = {"rotations": tuple(d for n in names for d in rot[n])}
+    for side, word in (("r", "right"), ("l", "left")):
+        if f"shoulder_{side}" in parts and f"elbow_{side}" in parts:
+            arm = dofs(f"shoulder_{side}", f"elbow_{side}", f"wrist_{side}")
+            out[f"{word}_arm"] = arm
+            out[f"{word}_arm+spine"] = arm + dofs(f"clavicle_{side}", "chest")
+        if f"hip_{side}" in parts and f"knee_{side}" in parts:
+            out[f"{word}_leg"] = dofs(f"hip_{side}", f"knee_{side}", f"ankle_{side}")
+    if "right_leg" in out and "left_leg" in out:
+        out["legs"] = out["right_leg"] + out["left_leg"]
+    if "spine" in parts:
+        todo, above = [parts["spine"]], []
+        while todo:
+            n = todo.pop()
+            above.append(n)
+            todo.extend(reversed(kids[n]))
+        out["above_hips"] = tuple(d for n in names if n in above for d in rot[n])
+    taken = set(model.joint_names) | set(model.joint_groups)
+    return {k: v for k, v in out.items() if v and k not in taken}
 
 
 def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None = None) -> BVHClip:
