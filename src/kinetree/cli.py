@@ -108,8 +108,8 @@ ModelArg = Annotated[
     str,
     typer.Argument(
         metavar="MODEL",
-        help="A built-in model (see `kinetree models`), a .urdf, .xacro, MJCF .xml or .bvh file, or a bundled "
-        f"file's name ({', '.join(_data.names())}).",
+        help="A built-in model (see `kinetree models`), a .urdf, .xacro, MJCF .xml or .bvh "
+        f"file, or a bundled file's name ({', '.join(_data.names())}).",
         show_default=False,
     ),
 ]
