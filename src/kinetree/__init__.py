@@ -16,6 +16,7 @@ from . import kinematics as kinematics
 from . import models as models
 from . import spatial as spatial
 from ._compile import warmup as warmup
+from .anim.robot_retarget import retarget_robot as retarget
 from .builder import ModelBuilder as ModelBuilder
 from .errors import FileFormatError as FileFormatError
 from .errors import InvalidValueError as InvalidValueError
@@ -65,6 +66,7 @@ __all__ = [
     "load",
     "models",
     "read_bvh",
+    "retarget",
     "spatial",
     "warmup",
     "write_bvh",

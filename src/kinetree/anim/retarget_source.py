@@ -1,0 +1,188 @@
+"""The source of a retarget in the robot's world: metres, z up, facing +x.
+
+:func:`prepare_source` reads the world poses of the mapped source joints in every
+frame and at rest, and converts them: the up axis (the one the rest pose's pelvis to
+head points along, snapped to a coordinate axis: CMU and Mixamo files are Y-up)
+becomes +z, the facing direction (``left x up``, ``left`` from the right to the left
+hip) becomes +x, and lengths become metres. The unit is given, or guessed from the
+standing height of the rest pose: of metres, centimetres, millimetres, inches and the
+CMU conversions' unit (1/0.45 inch), the one that makes it closest to 1.6 m.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidValueError
+from ..io.bvh import BVHClip
+from ..model import Model
+from .motion import Motion
+
+__all__ = ["UNITS", "SourceFrames", "prepare_source"]
+
+#: Candidate length units of a source file [m per unit], for the guess.
+UNITS: dict[str, float] = {
+    "m": 1.0,
+    "cm": 0.01,
+    "mm": 0.001,
+    "inch": 0.0254,
+    "cmu": 0.0254 / 0.45,
+}
+_TYPICAL_HEIGHT = 1.6  # [m] the rest pose's pelvis-joint-to-head height, feet included
+
+
+@dataclass(frozen=True)
+class SourceFrames:
+    """Poses of the mapped source joints, converted to the robot's world.
+
+    Attributes:
+        names: the joints, in source order.
+        T: ``(n_frames, k, 4, 4)`` world poses [m], z up, facing +x.
+        T_rest: ``(k, 4, 4)`` the same at rest (BVH: every channel 0).
+        fps: frames per second [1/s].
+        scale: metres per source length unit.
+        unit: the unit's name (``"given"`` when ``scale`` was passed).
+        R: ``(3, 3)`` the rotation from the source's axes to the robot world's.
+    """
+
+    names: tuple[str, ...]
+    T: np.ndarray
+    T_rest: np.ndarray
+    fps: float
+    scale: float
+    unit: str
+    R: np.ndarray
+
+    def index(self, joint: str) -> int:
+        return self.names.index(joint)
+
+
+def _to_z(u: np.ndarray) -> np.ndarray:
+    """The rotation taking the coordinate axis ``u`` (a signed unit axis) to +z."""
+    a = int(np.argmax(np.abs(u)))
+    s = float(np.sign(u[a]))
+    if a == 2:
+        return np.eye(3) if s > 0 else np.diag([1.0, -1.0, -1.0])
+    if a == 1:  # +y -> +z is +90 deg about x
+        c = s
+        return np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -c], [0.0, c, 0.0]])
+    c = s  # +x -> +z is -90 deg about y
+    return np.array([[0.0, 0.0, -c], [0.0, 1.0, 0.0], [c, 0.0, 0.0]])
+
+
+def _yaw_to_x(forward: np.ndarray) -> np.ndarray:
+    """The rotation about z taking the horizontal part of ``forward`` to +x."""
+    ang = -math.atan2(float(forward[1]), float(forward[0]))
+    c, s = math.cos(ang), math.sin(ang)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _source_of(source: BVHClip | Motion) -> tuple[Model, np.ndarray, float, np.ndarray]:
+    """``(model, q, fps, q_rest)`` of a clip or a motion."""
+    if isinstance(source, BVHClip):
+        return source.model, source.q, source.fps, np.zeros(source.model.nq)
+    if isinstance(source, Motion):
+        if source.clip is not None:
+            return source.model, source.q, source.fps, np.zeros(source.model.nq)
+        return source.model, source.q, source.fps, source.model.neutral()
+    raise InvalidValueError(
+        f"the source must be a BVHClip (kinetree.read_bvh) or a Motion, got {type(source).__name__}"
+    )
+
+
+def prepare_source(
+    source: BVHClip | Motion,
+    joints: Sequence[str],
+    roles: Mapping[str, str],
+    *,
+    scale: float | None = None,
+    up: str | None = None,
+) -> SourceFrames:
+    """World poses of ``joints`` of ``source``, in metres, z up, facing +x.
+
+    Args:
+        source: a BVH clip or a motion; with no frames it cannot be read at all
+            (BVHClip and Motion refuse to be empty).
+        joints: the source joints to read (frames of the source model).
+        roles: joint -> role; the pelvis, head (or chest), hips (or shoulders or
+            ankles) give the up and facing directions.
+        scale: metres per source length unit; None: guessed (see the module).
+        up: the source's up axis, ``"x"``, ``"y"``, ``"z"`` (or ``"-y"``...); None:
+            from the rest pose.
+    """
+    model, q, fps, q_rest = _source_of(source)
+    by_role = {r: j for j, r in roles.items()}
+    names = tuple(joints)
+    T_all = np.stack([np.asarray(model.fk(q, j)) for j in names], axis=1)
+    T0 = np.stack([np.asarray(model.fk(q_rest, j)) for j in names], axis=0)
+    at = {j: i for i, j in enumerate(names)}
+
+    def rest(role: str) -> np.ndarray | None:
+        j = by_role.get(role)
+        return None if j is None else T0[at[j], :3, 3]
+
+    pelvis = rest("pelvis")
+    if pelvis is None:
+        raise InvalidValueError("the source needs a mapped pelvis to find its axes")
+    if up is not None:
+        axes = {"x": 0, "y": 1, "z": 2}
+        key = up.lstrip("+-")
+        if key not in axes:
+            raise InvalidValueError(f"up must be 'x', 'y' or 'z' (or '-y'...), got {up!r}")
+        u = np.zeros(3)
+        u[axes[key]] = -1.0 if up.startswith("-") else 1.0
+    else:
+        top = next((rest(r) for r in ("head", "neck", "chest", "spine") if rest(r) is not None),
+                   None)  # fmt: skip
+        if top is not None:
+            u = top - pelvis
+        else:
+            feet = [p for p in (rest("ankle_l"), rest("ankle_r")) if p is not None]
+            if not feet:
+                raise InvalidValueError(
+                    "cannot tell the source's up axis: map a head, chest or spine joint, or "
+                    "an ankle, or pass up="
+                )
+            u = pelvis - np.mean(feet, axis=0)
+    R_up = _to_z(u)
+    left = None
+    for a, b in (("hip_l", "hip_r"), ("shoulder_l", "shoulder_r"), ("ankle_l", "ankle_r")):
+        pa, pb = rest(a), rest(b)
+        if pa is not None and pb is not None:
+            left = R_up @ (pa - pb)
+            break
+    forward = np.array([1.0, 0.0, 0.0]) if left is None else np.cross(left, [0.0, 0.0, 1.0])
+    if np.linalg.norm(forward[:2]) < 1e-12:
+        forward = np.array([1.0, 0.0, 0.0])
+    R = _yaw_to_x(forward) @ R_up
+    if scale is None:
+        z = (R @ T0[:, :3, 3].T)[2]
+        low = [z[at[by_role[r]]] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in by_role]
+        high = [z[at[by_role[r]]] for r in ("head", "neck", "chest") if r in by_role]
+        if not low or not high:
+            raise InvalidValueError(
+                "cannot guess the source's length unit without a mapped head (or neck, chest) "
+                "and an ankle; pass source_scale= (metres per unit)"
+            )
+        height = max(high) - min(low)
+        if not height > 0:
+            raise InvalidValueError(
+                "the source's rest pose has its head below its feet; pass up= and source_scale="
+            )
+        unit, s = min(UNITS.items(), key=lambda kv: abs(math.log(height * kv[1] / _TYPICAL_HEIGHT)))
+    else:
+        s = float(scale)
+        if not (math.isfinite(s) and s > 0):
+            raise InvalidValueError(f"source_scale must be a positive number, got {scale!r}")
+        unit = "given"
+    A = np.eye(4)
+    A[:3, :3] = R
+    T = A @ T_all
+    T[..., :3, 3] *= s
+    Tr = A @ T0
+    Tr[..., :3, 3] *= s
+    return SourceFrames(names, T, Tr, float(fps), s, unit, R)

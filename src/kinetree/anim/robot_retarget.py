@@ -1,0 +1,317 @@
+"""Characters to robots: a human clip (BVH) drives a humanoid robot.
+
+:func:`retarget_robot` (``kinetree.retarget``) runs the pipeline:
+
+1. the mapping (:mod:`.retarget_maps`) pairs source joints with robot frames;
+2. the source is read in the robot's world: z up, facing +x, metres
+   (:mod:`.retarget_source`), a leading calibration T-pose left out;
+3. targets per frame, scaled body part by body part, rest poses aligned, planted feet
+   held (:mod:`.retarget_targets`), optionally smoothed;
+4. whole-body IK over every frame at once (one batch on all cores): a first pass from
+   the base placed at the pelvis target with knees and elbows bent, then a second pass
+   warm-started from the neighbouring frames' results (the median of the previous,
+   the frame's own and the next), which removes one-frame jumps to another branch;
+   joint limits hold throughout;
+5. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
+   every joint's change per frame;
+6. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError, UnsupportedError
+from ..ik.targets import Pose
+from ..io.bvh import BVHClip, read_bvh
+from ..model import Model
+from .motion import Motion
+from .retarget_maps import RetargetMap, make_map
+from .retarget_quality import retarget_quality
+from .retarget_source import SourceFrames, prepare_source
+from .retarget_targets import RobotTargets, build_targets
+from .robots import free_joint_of, load_robot, velocity_limits
+
+__all__ = ["retarget_robot"]
+
+#: IK iterations of the first pass (from the first guess) and of the warm-started pass.
+ITERATIONS = (10, 5)
+MAX_STEP = 0.15
+_TOL = (1e-5, 1e-4)  # [m], [rad]: the solve stops early where every target is met
+
+
+def _source_clip(clip: Any) -> BVHClip | Motion:
+    if isinstance(clip, (BVHClip, Motion)):
+        return clip
+    if isinstance(clip, (str, os.PathLike)):
+        return read_bvh(clip)
+    raise InvalidValueError(
+        f"clip must be a BVHClip, a Motion or the path of a .bvh file, got {type(clip).__name__}"
+    )
+
+
+def _calibration_frame(src: SourceFrames) -> bool:
+    """Whether frame 0 is a calibration pose (a T-pose before the take, as CMU's BVH
+    conversions have): its jump to frame 1 is far larger than any later one."""
+    if src.T.shape[0] < 4:
+        return False
+    P = src.T[:, :, :3, 3]
+    step = np.linalg.norm(np.diff(P, axis=0), axis=2).max(axis=1)  # [m per frame]
+    later = float(np.percentile(step[1:], 99))
+    return bool(step[0] > 0.1 and step[0] > 10.0 * later)
+
+
+def _parents(source: Model, mp: RetargetMap) -> dict[str, str | None]:
+    """Each mapped source joint's nearest mapped ancestor (None for the topmost)."""
+    out: dict[str, str | None] = {}
+    for j in mp.pairs:
+        out[j] = None
+        for k in source.ancestors(source.frame_index(j))[-2::-1]:
+            name = source.node_names[int(k)]
+            if name in mp.pairs and not source.hidden[int(k)]:
+                out[j] = name
+                break
+    return out
+
+
+def _smooth(T: np.ndarray, sigma: float) -> np.ndarray:
+    """Gaussian smoothing over frames (axis 0) of poses ``(n, k, 4, 4)``, ``sigma`` in
+    frames; rotations projected back onto the nearest rotation."""
+    if sigma <= 0 or T.shape[0] < 3:
+        return T
+    r = max(1, int(3 * sigma))
+    x = np.arange(-r, r + 1)
+    w = np.exp(-0.5 * (x / sigma) ** 2)
+    w /= w.sum()
+    pad = np.concatenate([np.repeat(T[:1], r, 0), T, np.repeat(T[-1:], r, 0)])
+    out = np.zeros_like(T)
+    for i, wi in enumerate(w):
+        out += wi * pad[i : i + T.shape[0]]
+    U, _, Vt = np.linalg.svd(out[..., :3, :3])
+    d = np.sign(np.linalg.det(U @ Vt))
+    U[..., :, 2] *= d[..., None]
+    out[..., :3, :3] = U @ Vt
+    out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def _ik_targets(tg: RobotTargets) -> dict[str, Pose]:
+    out: dict[str, Pose] = {}
+    for t, f in enumerate(tg.frames):
+        wp, wr = (float(w) for w in tg.weights[t])
+        out[f] = Pose(
+            np.ascontiguousarray(tg.poses[:, t]),
+            position_mask=None if wp > 0 else (False, False, False),
+            orientation_mask=None if wr > 0 else (False, False, False),
+            position_weight=wp if wp > 0 else None,
+            orientation_weight=wr if wr > 0 else None,
+        )
+    return out
+
+
+def _neighbour_median(robot: Model, q: np.ndarray) -> np.ndarray:
+    """The median of each frame with its previous and next (quaternions renormalised)."""
+    if len(q) < 3:
+        return q
+    stack = np.stack([np.vstack([q[:1], q[:-1]]), q, np.vstack([q[1:], q[-1:]])])
+    return robot.normalize(np.median(stack, axis=0))
+
+
+def _speed_cap(
+    robot: Model, q: np.ndarray, fps: float, limits: Mapping[str, float], skip: set[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cap each listed joint's change per frame at ``limit / fps``; returns the capped
+    motion and the frames that were changed."""
+    idx = [robot.joint_names.index(j) for j in limits if j in robot.joint_names]
+    idx = [k for k in idx if k not in skip]
+    if not idx or len(q) < 2:
+        return q, np.zeros(0, dtype=np.int64)
+    step = np.array([limits[robot.joint_names[k]] for k in idx]) / fps
+    out = q.copy()
+    sub = out[:, idx]
+    changed = []
+    for k in range(1, len(sub)):
+        d = sub[k] - sub[k - 1]
+        over = np.abs(d) > step
+        if over.any():
+            sub[k] = sub[k - 1] + np.clip(d, -step, step)
+            changed.append(k)
+    out[:, idx] = sub
+    return out, np.array(changed, dtype=np.int64)
+
+
+def retarget_robot(
+    clip: BVHClip | Motion | str | os.PathLike[str],
+    robot: str | os.PathLike[str] | Model,
+    mapping: Any = None,
+    *,
+    source_scale: float | None = None,
+    up: str | None = None,
+    contacts: bool = True,
+    contact_height: float = 0.05,
+    contact_speed: float = 0.35,
+    max_joint_speed: float | Mapping[str, float] | str | None = "urdf",
+    smooth: float = 0.0,
+    iterations: tuple[int, int] = ITERATIONS,
+    skip_calibration: bool = True,
+    name: str | None = None,
+) -> Motion:
+    """Retarget a human clip onto a humanoid robot with a floating base.
+
+    Args:
+        clip: a :class:`~kinetree.io.bvh.BVHClip`, a :class:`Motion` or a ``.bvh`` path.
+        robot: ``"g1"``, ``"talos"``, ``"h1"`` (example-robot-data), ``"humanoid"``, a
+            file, or a :class:`Model`. Names and files get a free base; a Model must
+            have one (``kinetree.anim.free_base(model)``), since the clip moves it about.
+        mapping: ``None``/``"auto"`` (a guess from names, reported in the metadata),
+            ``"cmu"``, ``"mixamo"``, ``"humanoid"`` (ready-made, joined with the
+            robot's table), a dict ``{source joint: robot frame}`` or a
+            :class:`~.retarget_maps.RetargetMap`.
+        source_scale: metres per source length unit (None: guessed; CMU's unit is
+            0.0254 / 0.45 m).
+        up: the source's up axis (``"y"``, ``"z"``, ``"-y"``...); None: from its rest pose.
+        contacts: hold feet still while the source's are planted.
+        contact_height: a source ankle within this of its planted level [m] ...
+        contact_speed: ... and slower than this [m/s] is planted.
+        max_joint_speed: ``"urdf"`` (the robot file's velocity limits, none for
+            other robots), one speed for every joint [rad/s or m/s], a dict per joint,
+            or None (no cap).
+        smooth: Gaussian smoothing of the targets over time, sigma [s] (0: none).
+        iterations: IK iterations of the first and the warm-started pass.
+        skip_calibration: leave out a leading calibration pose (frame 0 far from the
+            rest of the take); the metadata says whether it did.
+        name: the motion's name (default: the source's).
+
+    Returns:
+        A :class:`Motion` of the robot (``q`` per frame with its floating base, at the
+        source's frame rate). ``metadata["retarget"]`` holds the map and its report,
+        the source's unit, scale and contacts, the leg ratio, per-segment scales, the
+        ground heights, the frames capped by speed limits, timings [s]; and
+        ``metadata["quality"]`` the numbers of :func:`~.retarget_quality.retarget_quality`.
+
+    Raises:
+        KinetreeError subclasses naming the problem and what to do: a mapping naming a
+        joint or frame that is not there, a robot without a floating base, a missing
+        robot package, bad options.
+    """
+    t0 = time.perf_counter()
+    source = _source_clip(clip)
+    robot_model = robot if isinstance(robot, Model) else load_robot(robot)
+    free = free_joint_of(robot_model)
+    if free is None:
+        raise UnsupportedError(
+            f"robot {robot_model.name!r} has no floating base, so it cannot follow the clip "
+            "about the room (walking moves the pelvis); give it one with "
+            "kinetree.anim.free_base(robot) (or kinetree.load(urdf, floating_base=True)), "
+            "or pass the robot by name or file, which adds one"
+        )
+    for what, v in (("contact_height", contact_height), ("contact_speed", contact_speed)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InvalidValueError(f"{what} must be a positive number, got {v!r}")
+    if not (isinstance(smooth, (int, float)) and math.isfinite(smooth) and smooth >= 0):
+        raise InvalidValueError(f"smooth must be a number of seconds >= 0, got {smooth!r}")
+    if len(iterations) != 2 or not all(isinstance(i, int) and i >= 0 for i in iterations):
+        raise InvalidValueError(f"iterations must be two counts >= 0, got {iterations!r}")
+    source_model = source.model
+    mp = make_map(mapping, source_model, robot_model)
+    joints = [j for j in source_model.frame_names if j in mp.pairs]
+    src = prepare_source(source, joints, mp.roles, scale=source_scale, up=up)
+    dropped: list[int] = []
+    if skip_calibration and _calibration_frame(src):
+        src = SourceFrames(src.names, src.T[1:], src.T_rest, src.fps, src.scale, src.unit, src.R)
+        dropped = [0]
+    if smooth > 0:
+        src = SourceFrames(src.names, _smooth(src.T, smooth * src.fps), src.T_rest, src.fps,
+                           src.scale, src.unit, src.R)  # fmt: skip
+    pairs = {j: mp.pairs[j] for j in joints}
+    t1 = time.perf_counter()
+    tg = build_targets(
+        src, pairs, mp.roles, _parents(source_model, mp), robot_model,
+        contacts=contacts, contact_height=contact_height, contact_speed=contact_speed,
+    )  # fmt: skip
+    t2 = time.perf_counter()
+    targets = _ik_targets(tg)
+    opts: dict[str, Any] = {
+        "method": "dls",
+        "restarts": 0,
+        "time_budget": None,
+        "tol": _TOL,
+        "max_joint_step": MAX_STEP,
+    }
+    q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
+    if iterations[0] > 0:
+        r = robot_model.ik(targets, q0=tg.q_init, max_iter=iterations[0], **opts)
+        q, its = r.q, np.asarray(r.iterations)
+    t3 = time.perf_counter()
+    if iterations[1] > 0:
+        r = robot_model.ik(targets, q0=_neighbour_median(robot_model, q),
+                           max_iter=iterations[1], **opts)  # fmt: skip
+        q, its = r.q, its + np.asarray(r.iterations)
+    t4 = time.perf_counter()
+    base = robot_model.joint_indices(free)
+    if isinstance(max_joint_speed, str):
+        if max_joint_speed != "urdf":
+            raise InvalidValueError(
+                f"max_joint_speed must be 'urdf', a number, a dict or None, got {max_joint_speed!r}"
+            )
+        limits = velocity_limits(robot_model)
+    elif max_joint_speed is None:
+        limits = {}
+    elif isinstance(max_joint_speed, Mapping):
+        limits = {str(k): float(v) for k, v in max_joint_speed.items()}
+        for j in limits:
+            robot_model.joint_indices(j)
+    else:
+        v = float(max_joint_speed)
+        if not (math.isfinite(v) and v > 0):
+            raise InvalidValueError(f"max_joint_speed must be positive, got {max_joint_speed!r}")
+        simple = robot_model.v_q[robot_model.v_q >= 0]
+        limits = {robot_model.joint_names[int(k)]: v for k in simple if int(k) not in base}
+    q, capped = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
+    t5 = time.perf_counter()
+    pelvis = mp.role("pelvis")
+    assert pelvis is not None  # make_map checks it
+    info: dict[str, Any] = {
+        "map": mp,
+        "source_unit": src.unit,
+        "source_scale": src.scale,
+        "source_axes": src.R,
+        "dropped_frames": dropped,
+        "contacts": tg.contacts,
+        "ground": tg.ground,
+        "s_leg": tg.s_leg,
+        "segment_scale": tg.segment_scale,
+        "pelvis": pelvis[1],
+        "source_pelvis": src.T[:, src.index(pelvis[0]), :3, 3],
+        "base_coordinates": set(base.tolist()),
+        "speed_limits": limits,
+        "speed_capped_frames": capped,
+        "iterations": its,
+        "target_frames": tg.frames,
+        "timing": {
+            "source": t1 - t0,
+            "targets": t2 - t1,
+            "ik_first": t3 - t2,
+            "ik_warm": t4 - t3,
+            "speed_cap": t5 - t4,
+        },
+    }
+    points = tg.poses[:, [t for t, w in enumerate(tg.weights) if w[0] > 0]][..., :3, 3]
+    motion = Motion(
+        model=robot_model, q=q, fps=src.fps, targets=points,
+        name=name if name is not None else source_model.name,
+        metadata={"retarget": info},
+    )  # fmt: skip
+    quality = retarget_quality(motion)
+    info["timing"]["quality"] = time.perf_counter() - t5
+    info["timing"]["total"] = time.perf_counter() - t0
+    return Motion(
+        model=robot_model, q=motion.q, fps=motion.fps, targets=motion.targets, name=motion.name,
+        metadata={"retarget": info, "quality": quality},
+    )  # fmt: skip

@@ -1,0 +1,204 @@
+"""Humanoid robots to retarget onto: a free base for any model, and robots by name.
+
+* :func:`free_base`: the same tree under a new root ``"world"`` with a free joint
+  ``"root_joint"`` (Pinocchio's names, and those of ``kinetree.load(urdf,
+  floating_base=True)``), its seven coordinates first in ``q``.
+* :func:`load_robot`: ``"g1"``, ``"talos"`` and ``"h1"`` from the example-robot-data
+  package (``pip install example-robot-data``), ``"humanoid"`` (the built-in
+  skeleton), or any file :func:`kinetree.load` reads, always with a free base.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FileFormatError, InvalidValueError, UnknownNameError
+from ..model import JointType, Model
+from ..spatial import matrix_to_quaternion
+
+__all__ = [
+    "FREE_JOINT",
+    "ROBOT_FILES",
+    "free_base",
+    "free_joint_of",
+    "has_free_base",
+    "load_robot",
+    "velocity_limits",
+]
+
+#: Name of the free joint :func:`free_base` adds.
+FREE_JOINT = "root_joint"
+#: Robots found in the example-robot-data package: name -> file under its robots folder.
+ROBOT_FILES = {
+    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+    "h1": "h1_description/urdf/h1.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+}
+_FREE_SUFFIXES = ("_x", "_y", "_z", "_qw", "_qx", "_qy", "_qz")
+
+
+def has_free_base(model: Model) -> bool:
+    """Whether the model's root body hangs from a free joint (seven coordinates whose
+    first three slide and last four are a quaternion), whatever its name."""
+    return free_joint_of(model) is not None
+
+
+def free_joint_of(model: Model) -> str | None:
+    """The name of the free joint that carries the whole robot, or None."""
+    for k in model.ball_nodes:
+        p = int(model.parent[k])
+        if p < 0 or model.joint_type[p] != JointType.PRISMATIC:
+            continue
+        name = model.node_joint[k]
+        if model.node_joint[p] != name:
+            continue
+        path = model.ancestors(int(k))
+        if all(model.node_joint[int(a)] in ("", name) or not model.moves(int(a)) for a in path):
+            return str(name)
+    return None
+
+
+def free_base(model: Model) -> Model:
+    """``model`` with a free base: a new fixed root ``"world"`` (``"world_1"``... if
+    taken) and a free joint :data:`FREE_JOINT` from it to the old root.
+
+    The free joint's seven coordinates (position [m] in the world, then a unit
+    quaternion w x y z) come first in ``q``; its neutral value is the old root's
+    placement, so ``fk(neutral())`` is unchanged. A model that already has a free base
+    is returned as it is.
+    """
+    if not isinstance(model, Model):
+        raise InvalidValueError(f"free_base takes a Model, got {type(model).__name__}")
+    if has_free_base(model):
+        return model
+    names = set(model.node_names) | set(model.joint_names) | set(model.joint_groups)
+    if FREE_JOINT in names:
+        raise InvalidValueError(
+            f"model {model.name!r} already has a joint or frame named {FREE_JOINT!r}, the "
+            "name of the free joint free_base adds; rename it first"
+        )
+    world, k = "world", 0
+    while world in names:
+        k += 1
+        world = f"world_{k}"
+    root = model.node_names[0]
+    T0 = model.origin[0]
+    head_names = [world, *(f"{root}#{FREE_JOINT}_{a}" for a in "xyz"), root]
+    n_head, n_old = 5, model.n_nodes
+    eye = np.eye(4)
+    origin = np.concatenate([np.repeat(eye[None], 5, axis=0), model.origin[1:]])
+    axis = np.concatenate([np.array([[1.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]),
+                           model.axis[1:]])  # fmt: skip
+    jt = np.concatenate([np.array([JointType.FIXED, JointType.PRISMATIC, JointType.PRISMATIC,
+                                   JointType.PRISMATIC, JointType.BALL]),
+                         model.joint_type[1:]]).astype(model.joint_type.dtype)  # fmt: skip
+    parent_old = model.parent[1:].copy()
+    parent_old = np.where(parent_old == 0, n_head - 1, parent_old + n_head - 1)
+    parent = np.concatenate([np.array([-1, 0, 1, 2, 3]), parent_old]).astype(model.parent.dtype)
+    q_old = model.q_index[1:]
+    q_index = np.concatenate([np.array([-1, 0, 1, 2, 3]), np.where(q_old >= 0, q_old + 7, -1)])
+    q_scale = np.concatenate([np.ones(5), model.q_scale[1:]])
+    q_offset = np.concatenate([np.zeros(5), model.q_offset[1:]])
+    hidden = np.concatenate([np.array([False, True, True, True, False]), model.hidden[1:]])
+    node_joint = ("", FREE_JOINT, FREE_JOINT, FREE_JOINT, FREE_JOINT, *model.node_joint[1:])
+    coords = tuple(f"{FREE_JOINT}{s}" for s in _FREE_SUFFIXES)
+    base_q = np.concatenate([T0[:3, 3], matrix_to_quaternion(T0[:3, :3])])
+    limits = np.concatenate([np.array([[-np.inf, np.inf]] * 3 + [[-1.0, 1.0]] * 4), model.limits])
+    groups = {FREE_JOINT: coords, **model.joint_groups}
+    assert len(head_names) == n_head and len(node_joint) == n_head + n_old - 1
+    return dataclasses.replace(
+        model,
+        node_names=(*head_names, *model.node_names[1:]),
+        parent=parent.astype(np.int64),
+        origin=origin,
+        axis=axis,
+        joint_type=jt,
+        q_index=q_index.astype(np.int64),
+        q_scale=q_scale,
+        q_offset=q_offset,
+        hidden=hidden,
+        node_joint=node_joint,
+        joint_names=(*coords, *model.joint_names),
+        limits=limits,
+        continuous=np.concatenate([np.zeros(7, dtype=bool), model.continuous]),
+        q_neutral=np.concatenate([base_q, model.q_neutral]),
+        joint_groups=groups,
+        metadata={**model.metadata, "free_base": FREE_JOINT},
+    )
+
+
+def example_robot_data() -> Path | None:
+    """The robots folder of the example-robot-data package, or None if absent."""
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    robots = Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
+    return robots if robots.is_dir() else None
+
+
+def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
+    """A robot with a free base: a :class:`Model` (given a free base if it has none),
+    a name (``"g1"``, ``"talos"``, ``"h1"`` from example-robot-data, ``"humanoid"``
+    or another built-in), or a file path :func:`kinetree.load` reads.
+
+    Raises :class:`~kinetree.errors.UnknownNameError` for an unknown name and
+    :class:`~kinetree.errors.FileFormatError` when example-robot-data (or the robot's
+    file in it) is not installed, saying how to get it.
+    """
+    from .. import models
+    from ..io import load
+
+    if isinstance(robot, Model):
+        return free_base(robot)
+    if isinstance(robot, str) and robot in ROBOT_FILES:
+        root = example_robot_data()
+        path = None if root is None else root / ROBOT_FILES[robot]
+        if path is None or not path.exists():
+            raise FileFormatError(
+                f"robot {robot!r} comes from the example-robot-data package"
+                + (" (not installed)" if root is None else f", which has no {ROBOT_FILES[robot]}")
+                + "; `pip install example-robot-data`, or pass the robot's URDF file"
+            )
+        return free_base(load(path))
+    if isinstance(robot, str) and robot in models.available():
+        return free_base(models.get(robot))
+    if isinstance(robot, (str, os.PathLike)) and Path(robot).suffix:
+        return free_base(load(robot))
+    raise UnknownNameError(
+        f"robot {robot!r} not found; robots are: {', '.join(ROBOT_FILES)} (example-robot-data), "
+        f"{', '.join(models.available())} (built in), or the path of a .urdf, .xml or .xacro file"
+    )
+
+
+def velocity_limits(model: Model) -> dict[str, float]:
+    """``{joint: speed}`` [rad/s or m/s] from the ``<limit velocity=...>`` of the URDF the
+    model was loaded from (``model.metadata["source"]``); empty for other models, or
+    when the file cannot be read again. Joints without a positive limit are absent."""
+    source = model.metadata.get("source")
+    if not isinstance(source, str) or not source.lower().endswith(".urdf"):
+        return {}
+    try:
+        root = ET.parse(source).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    out: dict[str, float] = {}
+    names = set(model.joint_names)
+    for joint in root.iter("joint"):
+        lim = joint.find("limit")
+        name = joint.get("name")
+        if lim is None or name not in names:
+            continue
+        try:
+            v = float(lim.get("velocity", "nan"))
+        except ValueError:
+            continue
+        if v > 0 and np.isfinite(v):
+            out[str(name)] = v
+    return out
