@@ -33,6 +33,7 @@ def load(
     | os.PathLike[str]
     | Sequence[str | os.PathLike[str]]
     | None = None,
+    floating_base: bool = False,
 ) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
@@ -42,6 +43,9 @@ def load(
     ``$(find pkg)`` paths are looked up first: folders holding packages, package
     folders, or a mapping package name -> folder (see :func:`load_urdf`).
     MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
+    ``floating_base=True`` (URDF and xacro files) gives the robot a free base: a joint
+    ``"root_joint"`` of type ``"free"`` from a new root link ``"world"`` (see
+    :func:`load_urdf`); other models raise :class:`~kinetree.errors.UnsupportedError`.
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
@@ -53,6 +57,8 @@ def load(
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
+        if floating_base:
+            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the built-in model {name_or_path!r}"))
         return models.get(name_or_path)
     p = as_path(
         name_or_path,
@@ -67,11 +73,16 @@ def load(
             dirs = (
                 list(package_dirs.values()) if isinstance(package_dirs, Mapping) else package_dirs
             )
-            return load_urdf(p, package_dirs=dirs)
+            return load_urdf(p, package_dirs=dirs, floating_base=floating_base)
         if suffix == ".xacro":  # robot.urdf.xacro, robot.xacro
             from .xacro import load_xacro
 
-            return load_xacro(p, args=args, package_dirs=package_dirs)  # type: ignore[arg-type]
+            return load_xacro(
+                p, args=args, package_dirs=package_dirs,  # type: ignore[arg-type]
+                floating_base=floating_base,
+            )  # fmt: skip
+        if floating_base:
+            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the BVH file {str(p)!r}"))
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), DH tables "
@@ -100,6 +111,12 @@ def load(
         f"model {str(name_or_path)!r} not found; built-in models are: "
         f"{', '.join(models.available())} (or pass a path to a .urdf or .bvh file)"
     )
+
+
+_NO_FLOATING_BASE = (
+    "floating_base=True is for URDF and xacro files; {} cannot take it (a BVH "
+    "skeleton's root already moves freely; a built-in arm: load its URDF file)"
+)
 
 
 def _xml_root(path: Path) -> str | None:
