@@ -418,8 +418,8 @@ def test_builder_errors_are_kinetree_errors() -> None:
         b.add_joint("j", "base", "l", limits=(1.0, -1.0))
     with pytest.raises(kinetree.NotRigidError):
         b.add_joint("j", "base", "l", origin=np.diag([2.0, 1, 1, 1]))
-    with pytest.raises(kinetree.UnsupportedError, match="'ball'"):
-        b.add_joint("j", "base", "l", type="ball")
+    with pytest.raises(kinetree.UnsupportedError, match="'spherical'"):
+        b.add_joint("j", "base", "l", type="spherical")
     with pytest.raises(InvalidValueError, match="at least one axis"):
         b.add_ball_joint("s", "base", "l", axes="")
     with pytest.raises(InvalidValueError, match="3 axes but 2 limit pairs"):

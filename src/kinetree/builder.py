@@ -43,7 +43,10 @@ MAX_ORIGIN_DISTANCE = 1e12
 #: sums keep finite.
 MAX_MIMIC_MULTIPLIER = 1e6
 
-_TYPES = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2}
+_TYPES = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2, "ball": 3}
+#: Joints made of several nodes (see :meth:`ModelBuilder.add_joint`).
+_COMPOUND = ("free", "floating", "planar")
+_QUATERNION = ("qw", "qx", "qy", "qz")
 _AXES = {
     "x": (1.0, 0.0, 0.0),
     "y": (0.0, 1.0, 0.0),
@@ -69,9 +72,10 @@ class _Joint:
     origin: np.ndarray
     limits: tuple[float, float]
     mimic: tuple[str, float, float] | None
-    dof_name: str | None  # None for fixed and mimic joints
+    dof_name: str | None  # None for fixed and mimic joints; a ball's coordinate prefix
     hidden_child: bool
     group: str | None
+    offset: float = 0.0  # the joint value is q + offset (a one-coordinate joint)
 
 
 def _name(value: object, what: str) -> str:
@@ -267,15 +271,35 @@ class ModelBuilder:
         origin: ArrayLike | None = None,
         limits: tuple[float, float] | None = None,
         mimic: tuple[str, float, float] | None = None,
+        offset: float = 0.0,
     ) -> ModelBuilder:
-        """Join ``child`` to ``parent`` by a one-DoF (or fixed) joint.
+        """Join ``child`` to ``parent`` by a joint.
 
-        ``type``: revolute, continuous, prismatic or fixed. ``axis`` in the child
-        frame (a 3-vector or "x", "-y", ...). ``origin``: 4x4 pose of the child
-        frame in the parent frame at q = 0. ``limits``: (lo, hi) in rad or m;
-        None means unlimited, and so does an infinite bound. ``mimic``:
+        ``type``: revolute, continuous, prismatic or fixed (one coordinate or none), or
+
+        - ``"ball"``: a rotation by a unit quaternion about the child origin: four
+          coordinates ``{name}_qw, _qx, _qy, _qz`` (w first, as MuJoCo), three DoF (the
+          angular velocity in the child frame). ``limits``: None or ``(0, max_angle)``,
+          the largest rotation angle [rad] from the identity (MuJoCo's ball range).
+        - ``"free"`` (alias ``"floating"``): six DoF, seven coordinates
+          ``{name}_x, _y, _z`` (the child origin in the frame ``parent @ origin`` [m])
+          then ``_qw, _qx, _qy, _qz``; the motion is the linear velocity in that frame
+          then the angular velocity in the child frame (MuJoCo's ``qpos``/``qvel``).
+        - ``"planar"``: motion in the plane normal to ``axis``: ``{name}_x`` and
+          ``{name}_y`` [m] along ``u`` and ``w = axis x u``, where ``u`` is the child x
+          axis made perpendicular to ``axis`` (the y axis when x is parallel to it), then
+          ``{name}_theta`` [rad] about ``axis``.
+
+        The coordinates of a ball, free or planar joint are grouped under ``name``
+        (:attr:`Model.joint_groups`, :meth:`Model.q_slice`).
+
+        ``axis`` in the child frame (a 3-vector or "x", "-y", ...). ``origin``: 4x4 pose
+        of the child frame in the parent frame at q = 0. ``limits``: (lo, hi) in rad or
+        m; None means unlimited, and so does an infinite bound. ``mimic``:
         (source_joint, multiplier, offset) makes this joint follow another instead
-        of having a DoF of its own (not on a fixed joint).
+        of having a DoF of its own (not on a fixed joint). ``offset`` [rad or m]: the
+        joint turns or slides by ``q + offset`` (a one-coordinate joint; MuJoCo's
+        ``ref`` is ``offset = -ref``).
 
         Raises :class:`~kinetree.errors.InvalidValueError` for a name that is not a
         non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, an
@@ -284,7 +308,56 @@ class ModelBuilder:
         ``lo > hi``; :class:`~kinetree.errors.UnsupportedError` for an unknown
         ``type``. Every message names the joint.
         """
-        return self._add_joint(name, parent, child, type, axis, origin, limits, mimic)
+        if isinstance(type, str) and type in _COMPOUND:
+            return self._add_compound(name, parent, child, type, axis, origin, limits, mimic,
+                                      offset)  # fmt: skip
+        return self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
+                               offset=offset)  # fmt: skip
+
+    def _add_compound(
+        self, name: object, parent: object, child: object, type: str, axis: ArrayLike | str,
+        origin: ArrayLike | None, limits: object, mimic: object, offset: object,
+    ) -> ModelBuilder:  # fmt: skip
+        """A free or planar joint as a run of hidden nodes (see :meth:`add_joint`)."""
+        name = _name(name, "add_joint: joint name")
+        parent = _name(parent, f"joint {name!r}: parent link name")
+        child = _name(child, f"joint {name!r}: child link name")
+        owner = f"{type} joint {name!r}"
+        if mimic is not None or _number(offset, f"{owner}: offset") != 0.0:
+            raise InvalidValueError(f"{owner}: mimic and offset are for one-coordinate joints")
+        T = _origin(origin, f"{owner}: origin")
+        _check_distance(T, f"origin of joint {name!r}", "from its parent", self.units)
+        if type == "planar":
+            n = _axis(axis, owner)
+            u = np.array([1.0, 0.0, 0.0]) - n[0] * n
+            if np.linalg.norm(u) < 1e-6:
+                u = np.array([0.0, 1.0, 0.0]) - n[1] * n
+            u /= np.linalg.norm(u)
+            parts = [("x", "prismatic", u), ("y", "prismatic", np.cross(n, u)),
+                     ("theta", "revolute", n)]  # fmt: skip
+            if limits is not None:
+                raise InvalidValueError(f"{owner}: limits are set per coordinate; give None")
+        else:
+            if limits is not None:
+                raise InvalidValueError(f"{owner}: a free joint has no limits; give None")
+            parts = [("x", "prismatic", np.array([1.0, 0.0, 0.0])),
+                     ("y", "prismatic", np.array([0.0, 1.0, 0.0])),
+                     ("z", "prismatic", np.array([0.0, 0.0, 1.0])),
+                     ("q", "ball", np.array([0.0, 0.0, 1.0]))]  # fmt: skip
+        prev = parent
+        for k, (label, jt, ax) in enumerate(parts):
+            last = k == len(parts) - 1
+            link = child if last else f"{child}#{name}_{label}"
+            dof = name if jt == "ball" else f"{name}_{label}"
+            self._joints.append(
+                _Joint(
+                    name=f"{name}_{label}", parent=prev, child=link, type=jt, axis=ax,
+                    origin=T if k == 0 else np.eye(4), limits=(-np.inf, np.inf), mimic=None,
+                    dof_name=dof, hidden_child=not last, group=name,
+                )
+            )  # fmt: skip
+            prev = link
+        return self
 
     def _add_joint(
         self,
@@ -297,6 +370,7 @@ class ModelBuilder:
         limits: object,
         mimic: object,
         frame: str | None = None,
+        offset: object = 0.0,
     ) -> ModelBuilder:
         """:meth:`add_joint`; ``frame``: the frame whose fixed joint this is (for messages)."""
         name = _name(name, "add_joint: joint name")
@@ -305,7 +379,7 @@ class ModelBuilder:
         if not isinstance(type, str) or type not in _TYPES:
             raise UnsupportedError(
                 f"joint {name!r}: joint type {type!r} is not supported; "
-                f"supported types are: {', '.join(_TYPES)}"
+                f"supported types are: {', '.join([*_TYPES, *_COMPOUND])}"
             )
         owner = f"joint {name!r}"
         ax = _axis(axis, owner)
@@ -313,14 +387,29 @@ class ModelBuilder:
         what = f"origin of joint {name!r}" if frame is None else f"origin of frame {frame!r}"
         _check_distance(T, what, "from its parent", self.units)
         lim = _limits(name, type, limits)
+        off = _number(offset, f"{owner}: offset")
+        if abs(off) > MAX_ORIGIN_DISTANCE:
+            raise InvalidValueError(f"{owner}: offset {off:g} is beyond {MAX_ORIGIN_DISTANCE:g}")
+        if type == "ball":
+            if mimic is not None or off != 0.0:
+                raise InvalidValueError(f"{owner}: mimic and offset are for one-coordinate joints")
+            if limits is not None and not (0.0 < lim[1]):
+                raise InvalidValueError(
+                    f"{owner}: a ball joint's limits are (0, max_angle) with max_angle > 0 "
+                    f"[rad], or None; got {shown(limits)}"
+                )
+            lim = (0.0, lim[1])
+        elif type == "fixed" and off != 0.0:
+            raise InvalidValueError(f"{owner}: a fixed joint has no offset")
         mim = _mimic(name, type, mimic)
         is_dof = type != "fixed" and mim is None
         self._joints.append(
             _Joint(
                 name=name, parent=parent, child=child, type=type,
-                axis=ax if type != "fixed" else np.array([0.0, 0.0, 1.0]),
+                axis=ax if type not in ("fixed", "ball") else np.array([0.0, 0.0, 1.0]),
                 origin=T, limits=lim, mimic=mim,
-                dof_name=name if is_dof else None, hidden_child=False, group=None,
+                dof_name=name if is_dof else None, hidden_child=False,
+                group=name if type == "ball" else None, offset=off,
             )
         )  # fmt: skip
         return self
@@ -563,6 +652,8 @@ class ModelBuilder:
         continuous: list[bool] = []
         groups: dict[str, list[str]] = {}
         dof_of_joint: dict[str, int] = {}
+        quaternions: list[int] = []  # first coordinate of each quaternion
+        ball_limits: dict[str, float] = {}
         for i, jo in enumerate(order):
             if jo is None:
                 continue
@@ -573,9 +664,20 @@ class ModelBuilder:
             jtype[i] = _TYPES[j.type]
             hidden[i] = j.hidden_child
             node_joint[i] = j.group or j.name
-            if j.dof_name is not None:
+            if j.type == "ball":
+                q_index[i] = len(dof_names)
+                coords = [f"{j.dof_name}_{c}" for c in _QUATERNION]
+                dof_names += coords
+                lim += [(-1.0, 1.0)] * 4
+                continuous += [False] * 4
+                quaternions.append(q_index[i])
+                groups.setdefault(j.group or j.name, []).extend(coords)
+                if np.isfinite(j.limits[1]) and j.limits[1] < np.pi:
+                    ball_limits[j.group or j.name] = float(j.limits[1])
+            elif j.dof_name is not None:
                 dof_of_joint[j.name] = len(dof_names)
                 q_index[i] = len(dof_names)
+                q_offset[i] = j.offset
                 dof_names.append(j.dof_name)
                 lim.append(j.limits)
                 continuous.append(j.type == "continuous")
@@ -603,10 +705,20 @@ class ModelBuilder:
         limits = np.array(lim, dtype=np.float64).reshape(-1, 2)
         dof = len(dof_names)
         q_neutral = np.zeros(dof)
+        for s_ in quaternions:
+            q_neutral[s_] = 1.0
+        coord_of = {nm: k for k, nm in enumerate(dof_names)}
         for k, v in self._neutral.items():
-            if k not in dof_of_joint:
+            if k not in coord_of:
                 raise unknown_name("joint", k, dof_names)
-            q_neutral[dof_of_joint[k]] = v
+            q_neutral[coord_of[k]] = v
+        for s_ in quaternions:
+            nrm = float(np.linalg.norm(q_neutral[s_ : s_ + 4]))
+            if not nrm > 0.0:
+                raise InvalidValueError(
+                    f"neutral quaternion of {dof_names[s_][:-3]!r} is zero; give a unit one"
+                )
+            q_neutral[s_ : s_ + 4] /= nrm
         q_neutral = np.clip(q_neutral, limits[:, 0], limits[:, 1]) if dof else q_neutral
 
         frames = [nm for nm, h in zip(node_names, hidden) if not h]
@@ -647,6 +759,7 @@ class ModelBuilder:
             metadata=dict(self.metadata),
             swing_twist=dict(self._swing_twist),
             geometry={k: tuple(v) for k, v in self._geometry.items()},
+            ball_limits=ball_limits,
         )
         for p, joints_ in self._presets.items():
             try:

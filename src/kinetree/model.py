@@ -6,10 +6,21 @@ its children). Each node is a link frame: its world pose is
     T_world_node = T_world_parent @ origin @ motion(q)
 
 where ``origin`` is a fixed 4x4 transform and ``motion`` a rotation about (revolute)
-or translation along (prismatic) the node's ``axis`` by the joint coordinate, or
-the identity (fixed). A joint with several rotation axes (a ball joint) is a run
-of one-DoF nodes at one point, grouped under one user-facing name; its inner
-nodes are hidden from :attr:`Model.frame_names`.
+or translation along (prismatic) the node's ``axis`` by the joint coordinate, a
+rotation by a unit quaternion (ball), or the identity (fixed). A joint with several
+axes is a run of nodes at one point, grouped under one user-facing name; its inner
+nodes are hidden from :attr:`Model.frame_names`: an Euler-chain ball joint (one
+revolute node per axis, as in BVH), a free joint (three prismatic nodes then a ball
+node), a planar joint (two prismatic nodes then a revolute one).
+
+Configurations and motions. ``q`` has :attr:`Model.nq` numbers (the *coordinates*,
+named by :attr:`Model.joint_names`); a motion (a velocity, an IK step, a Jacobian
+column) has :attr:`Model.nv` = :attr:`Model.dof` numbers. They differ by one per
+quaternion joint: a ball node reads four coordinates ``(qw, qx, qy, qz)`` (MuJoCo's
+order; normalised when read) and moves with three, its angular velocity in its own
+(child) frame. A free joint's ``q`` is ``x y z qw qx qy qz`` and its motion the linear
+velocity in the parent frame then the angular velocity in the child frame (MuJoCo's
+``qpos``/``qvel``). Steps are integrated on the manifold (:meth:`Model.integrate`).
 
 Models are built by :class:`kinetree.builder.ModelBuilder`, the loaders in
 :mod:`kinetree.io`, and :mod:`kinetree.models`.
@@ -47,6 +58,7 @@ class JointType(IntEnum):
     FIXED = 0
     REVOLUTE = 1  # rotation about ``axis`` by the coordinate [rad]
     PRISMATIC = 2  # translation along ``axis`` by the coordinate [m]
+    BALL = 3  # rotation by a unit quaternion: 4 coordinates (w, x, y, z), 3 DoF
 
 
 JOINT_TYPES = tuple(t.name.lower() for t in JointType)
@@ -54,6 +66,22 @@ JOINT_TYPES = tuple(t.name.lower() for t in JointType)
 # Functions of upper layers that the convenience methods delegate to, imported on first
 # use (model sits below kinematics and ik; the work stays there).
 _LAZY: dict[str, Any] = {}
+
+
+def _random_quaternions(n: int, max_angle: float, gen: np.random.Generator) -> np.ndarray:
+    """``(n, 4)`` unit quaternions (w first): uniform over the rotation group when
+    ``max_angle >= pi``, else a uniform axis with an angle uniform in [0, max_angle]."""
+    if max_angle >= np.pi:
+        u1, u2, u3 = gen.random((3, n))  # Shoemake's subgroup algorithm
+        a, b = np.sqrt(1.0 - u1), np.sqrt(u1)
+        return np.stack(
+            [b * np.cos(2 * np.pi * u3), a * np.sin(2 * np.pi * u2),
+             a * np.cos(2 * np.pi * u2), b * np.sin(2 * np.pi * u3)], axis=-1,
+        )  # fmt: skip
+    axis = gen.normal(size=(n, 3))
+    axis /= np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-300)
+    half = 0.5 * max_angle * gen.random(n)
+    return np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=-1)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -73,8 +101,8 @@ class Model:
     ``hidden`` (inner nodes of multi-axis joints), ``node_joint`` (the joint name
     that moves the node, or "" for the root).
 
-    DoF arrays (length ``dof``): ``joint_names``, ``limits`` (dof, 2) in rad or m,
-    ``continuous``, ``q_neutral``.
+    Coordinate arrays (length ``nq``): ``joint_names``, ``limits`` (nq, 2) in rad or m
+    ([-1, 1] for quaternion coordinates), ``continuous``, ``q_neutral``.
     """
 
     name: str
@@ -103,6 +131,9 @@ class Model:
     #: (:mod:`kinetree.geometry`), each with its pose in the frame. Kinematics never reads
     #: it; frames without shapes are absent (default: no geometry at all).
     geometry: Mapping[str, tuple[Geometry, ...]] = field(default_factory=dict)
+    #: Quaternion (ball) joints with a limit: joint name -> the largest rotation angle
+    #: [rad] away from the identity (MuJoCo's ball ``range``); absent: unlimited.
+    ball_limits: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for attr in (
@@ -123,8 +154,8 @@ class Model:
 
     @property
     def dof(self) -> int:
-        """Number of degrees of freedom (length of ``q``)."""
-        return len(self.joint_names)
+        """Number of degrees of freedom: the length of a motion (equal to :attr:`nv`)."""
+        return self.nv
 
     @property
     def n_nodes(self) -> int:
@@ -177,7 +208,7 @@ class Model:
 
     def active_mask(self, names: str | Iterable[str] | None) -> np.ndarray:
         """Boolean mask over ``q`` of the named joints/groups/presets (all when None)."""
-        mask = np.zeros(self.dof, dtype=bool)
+        mask = np.zeros(self.nq, dtype=bool)
         if names is None:
             mask[:] = True
         else:
@@ -226,39 +257,144 @@ class Model:
 
     @property
     def nq(self) -> int:
-        """Length of a configuration ``q`` (equal to :attr:`nv` while every joint has
-        one coordinate per degree of freedom)."""
-        return len(self.joint_names)
-
-    @property
-    def nv(self) -> int:
-        """Length of a motion: a joint velocity, an IK step, a Jacobian row."""
+        """Length of a configuration ``q`` (four numbers per quaternion joint)."""
         return len(self.joint_names)
 
     @cached_property
+    def nv(self) -> int:
+        """Length of a motion: a joint velocity, an IK step, a Jacobian row."""
+        return self.nq - len(self.ball_nodes)
+
+    @cached_property
+    def ball_nodes(self) -> np.ndarray:
+        """Node indices of the quaternion (ball) nodes, in tree order."""
+        return _frozen(
+            np.nonzero((self.joint_type == JointType.BALL) & (self.q_index >= 0))[0].astype(
+                np.int64
+            )
+        )
+
+    @cached_property
+    def quaternion_mask(self) -> np.ndarray:
+        """``(nq,)``: True for the four coordinates of every quaternion."""
+        out = np.zeros(self.nq, dtype=bool)
+        for k in self.ball_nodes:
+            out[self.q_index[k] : self.q_index[k] + 4] = True
+        return _frozen(out)
+
+    @cached_property
+    def v_q(self) -> np.ndarray:
+        """``(nv,)``: the coordinate each DoF moves one-to-one, or -1 for the three
+        angular DoF of a quaternion joint."""
+        out = np.full(self.nv, -1, dtype=np.int64)
+        v = 0
+        quat = self.quaternion_mask
+        k = 0
+        while k < self.nq:
+            if quat[k]:
+                v += 3
+                k += 4
+                continue
+            out[v] = k
+            v += 1
+            k += 1
+        return _frozen(out)
+
+    @cached_property
+    def q_v(self) -> np.ndarray:
+        """``(nq,)``: the DoF of each coordinate; for the four coordinates of a
+        quaternion, the first of its three angular DoF."""
+        out = np.empty(self.nq, dtype=np.int64)
+        v = 0
+        quat = self.quaternion_mask
+        k = 0
+        while k < self.nq:
+            if quat[k]:
+                out[k : k + 4] = v
+                v += 3
+                k += 4
+                continue
+            out[k] = v
+            v += 1
+            k += 1
+        return _frozen(out)
+
+    @cached_property
+    def v_index(self) -> np.ndarray:
+        """``(n_nodes,)``: the first DoF of each node's coordinate (its Jacobian column),
+        -1 for nodes without one. Mimic nodes share their source's."""
+        out = np.full(self.n_nodes, -1, dtype=np.int64)
+        has = self.q_index >= 0
+        out[has] = self.q_v[self.q_index[has]]
+        return _frozen(out)
+
+    @cached_property
+    def v_names(self) -> tuple[str, ...]:
+        """Names of the DoF (Jacobian columns): a coordinate's name, and for the angular
+        DoF of a quaternion joint ``{joint}_wx``, ``_wy``, ``_wz``."""
+        names: list[str] = []
+        quat = self.quaternion_mask
+        k = 0
+        while k < self.nq:
+            if quat[k]:
+                base = self.joint_names[k]
+                base = base[:-3] if base.endswith("_qw") else base
+                names += [f"{base}_wx", f"{base}_wy", f"{base}_wz"]
+                k += 4
+                continue
+            names.append(self.joint_names[k])
+            k += 1
+        return tuple(names)
+
+    def q_slice(self, joint: str) -> slice:
+        """The slice of ``q`` holding ``joint``'s coordinates (a joint, a group such as a
+        free or ball joint, or one coordinate name)."""
+        idx = self.joint_indices(joint)
+        lo, hi = int(idx.min()), int(idx.max()) + 1
+        if hi - lo != idx.size:
+            raise InvalidValueError(
+                f"the coordinates of {joint!r} are not contiguous in q: {idx.tolist()}"
+            )
+        return slice(lo, hi)
+
+    def v_indices(self, names: str | Iterable[str]) -> np.ndarray:
+        """DoF indices (into a motion) of joint, group or preset names."""
+        return self.v_of_coordinates(self.joint_indices(names))
+
+    def v_of_coordinates(self, coords: np.ndarray) -> np.ndarray:
+        """DoF indices moving the coordinates ``coords``: a quaternion coordinate brings
+        its joint's three angular DoF."""
+        out: set[int] = set()
+        quat = self.quaternion_mask
+        for k in np.asarray(coords, dtype=np.int64).tolist():
+            v = int(self.q_v[k])
+            out.update((v, v + 1, v + 2) if quat[k] else (v,))
+        return np.array(sorted(out), dtype=np.int64)
+
+    @cached_property
     def dof_node(self) -> np.ndarray:
-        """``(dof,)``: the node each DoF drives directly (not through a mimic relation),
+        """``(nv,)``: the node each DoF drives directly (not through a mimic relation),
         the first such node in tree order, or -1 when only mimic joints use it."""
-        out = np.full(self.dof, -1, dtype=np.int64)
+        out = np.full(self.nv, -1, dtype=np.int64)
+        vi = self.v_index
         for k in range(self.n_nodes - 1, -1, -1):
-            qi = self.q_index[k]
-            if (
-                qi >= 0
-                and self.joint_type[k] != JointType.FIXED
-                and self.q_scale[k] == 1.0
-                and self.q_offset[k] == 0.0
-            ):
-                out[qi] = k
+            if vi[k] >= 0 and self.joint_type[k] != JointType.FIXED and self.q_scale[k] == 1.0:
+                n_v = 3 if self.joint_type[k] == JointType.BALL else 1
+                out[vi[k] : vi[k] + n_v] = k
         return _frozen(out)
 
     @cached_property
     def dof_type(self) -> np.ndarray:
-        """``(dof,)``: the :class:`JointType` of each DoF (revolute or prismatic)."""
-        out = np.full(self.dof, int(JointType.REVOLUTE), dtype=np.int64)
+        """``(nv,)``: the :class:`JointType` of each DoF (revolute, prismatic or ball)."""
+        out = np.full(self.nv, int(JointType.REVOLUTE), dtype=np.int64)
+        vi = self.v_index
         for k in range(self.n_nodes):
-            qi = self.q_index[k]
-            if qi >= 0 and self.joint_type[k] == JointType.PRISMATIC:
-                out[qi] = int(JointType.PRISMATIC)
+            if vi[k] < 0:
+                continue
+            if self.joint_type[k] == JointType.PRISMATIC:
+                out[vi[k]] = int(JointType.PRISMATIC)
+            elif self.joint_type[k] == JointType.BALL:
+                out[vi[k] : vi[k] + 3] = int(JointType.BALL)
         return _frozen(out)
 
     def moves(self, node: int) -> bool:
@@ -298,9 +434,9 @@ class Model:
 
         if group not in self.swing_twist:
             raise unknown_name("swing-twist joint", group, self.swing_twist)
-        qa = as_array(q, "q", (self.dof,))
-        if qa.shape != (self.dof,):
-            raise ShapeError(f"q must have shape ({self.dof},), got {qa.shape}")
+        qa = as_array(q, "q", (self.nq,))
+        if qa.shape != (self.nq,):
+            raise ShapeError(f"q must have shape ({self.nq},), got {qa.shape}")
         dofs, nodes = self.group_nodes(group)
         R = np.empty((3, 3))
         group_rotation(packed(self)[0], nodes, dofs, np.require(qa, np.float64, ("C", "W")), R,
@@ -317,16 +453,25 @@ class Model:
     def random_configuration(
         self, n: int | None = None, rng: np.random.Generator | int | None = None
     ) -> np.ndarray:
-        """Uniform random configuration(s) within limits: ``(dof,)`` or ``(n, dof)``.
+        """Uniform random configuration(s) within limits: ``(nq,)`` or ``(n, nq)``.
 
-        Unlimited revolute joints sample [-pi, pi]; unlimited prismatic [-1, 1] m.
+        Unlimited revolute joints sample [-pi, pi]; unlimited prismatic [-1, 1] m;
+        quaternion joints a rotation uniform over the rotation group, or, with a limit,
+        a uniform axis and an angle uniform within it.
         """
         gen = np.random.default_rng(rng)
         lo, hi = self.sampling_bounds()
-        shape = (self.dof,) if n is None else (int(n), self.dof)
+        shape = (self.nq,) if n is None else (int(n), self.nq)
         r = gen.random(shape)
         # lo (1 - r) + hi r: no overflow when hi - lo exceeds the float range.
-        return np.clip(lo * (1.0 - r) + hi * r, lo, hi)
+        q = np.clip(lo * (1.0 - r) + hi * r, lo, hi)
+        qb = q.reshape(-1, self.nq)
+        for k in self.ball_nodes:
+            s_ = int(self.q_index[k])
+            qb[:, s_ : s_ + 4] = _random_quaternions(
+                qb.shape[0], self.ball_limits.get(self.node_joint[k], np.pi), gen
+            )
+        return q
 
     def sampling_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Finite ``(lo, hi)`` used for random sampling (see :meth:`random_configuration`):
@@ -334,7 +479,10 @@ class Model:
         (prismatic) from the finite one, or by [-pi, pi] / [-1, 1] m when both are."""
         lo = self.limits[:, 0].copy()
         hi = self.limits[:, 1].copy()
-        prism = self.dof_type == JointType.PRISMATIC
+        prism = np.zeros(self.nq, dtype=bool)
+        for k in range(self.n_nodes):
+            if self.joint_type[k] == JointType.PRISMATIC and self.q_index[k] >= 0:
+                prism[self.q_index[k]] = True
         span = np.where(prism, 1.0, np.pi)
         lo_inf, hi_inf = ~np.isfinite(lo), ~np.isfinite(hi)
         both = lo_inf & hi_inf
@@ -343,9 +491,67 @@ class Model:
         return lo_out, hi_out
 
     def within_limits(self, q: ArrayLike, tol: float = 0.0) -> np.ndarray:
-        """Whether each configuration in ``q`` (..., dof) respects the limits."""
+        """Whether each configuration in ``q`` (..., nq) respects the limits (for a
+        limited quaternion joint: its rotation angle, ``tol`` in rad)."""
         q = np.asarray(q, dtype=np.float64)
-        return np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
+        ok = np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
+        for k in self.ball_nodes:
+            lim = self.ball_limits.get(self.node_joint[k])
+            if lim is None:
+                continue
+            s_ = int(self.q_index[k])
+            quat = q[..., s_ : s_ + 4]
+            w = np.abs(quat[..., 0]) / np.maximum(np.linalg.norm(quat, axis=-1), 1e-300)
+            ok = ok & (2.0 * np.arccos(np.minimum(w, 1.0)) <= lim + tol)
+        return ok
+
+    def normalize(self, q: ArrayLike) -> np.ndarray:
+        """A copy of ``q`` (..., nq) with every quaternion scaled to unit length (a zero
+        quaternion becomes the identity)."""
+        out = np.array(q, dtype=np.float64)
+        for k in self.ball_nodes:
+            s_ = int(self.q_index[k])
+            quat = out[..., s_ : s_ + 4]
+            nrm = np.linalg.norm(quat, axis=-1, keepdims=True)
+            zero = nrm[..., 0] < 1e-300
+            quat /= np.where(nrm < 1e-300, 1.0, nrm)
+            quat[zero] = (1.0, 0.0, 0.0, 0.0)
+        return out
+
+    def integrate(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
+        """The configuration reached from ``q`` (..., nq) by the motion ``v`` (..., nv)
+        held for unit time: ``q + v`` for one-number coordinates, ``quat * exp(w)``
+        (``w`` in the joint's child frame) for quaternions. The inverse of
+        :meth:`difference`."""
+        from .spatial import quat_exp, quat_mul
+
+        qa = np.asarray(q, dtype=np.float64)
+        va = np.asarray(v, dtype=np.float64)
+        batch = np.broadcast_shapes(qa.shape[:-1], va.shape[:-1])
+        out = np.array(np.broadcast_to(qa, (*batch, self.nq)))
+        simple = self.v_q >= 0
+        out[..., self.v_q[simple]] += va[..., simple]
+        for k in self.ball_nodes:
+            s_, v_ = int(self.q_index[k]), int(self.v_index[k])
+            out[..., s_ : s_ + 4] = quat_mul(out[..., s_ : s_ + 4], quat_exp(va[..., v_ : v_ + 3]))
+        return self.normalize(out)
+
+    def difference(self, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
+        """The motion ``v`` (..., nv) with ``integrate(q0, v) == q1`` (the shorter way
+        round for quaternions)."""
+        from .spatial import quat_conj, quat_log, quat_mul
+
+        a = self.normalize(q0)
+        b = self.normalize(q1)
+        shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        out = np.zeros((*shape, self.nv))
+        simple = self.v_q >= 0
+        out[..., simple] = (b - a)[..., self.v_q[simple]]
+        for k in self.ball_nodes:
+            s_, v_ = int(self.q_index[k]), int(self.v_index[k])
+            out[..., v_ : v_ + 3] = quat_log(quat_mul(quat_conj(a[..., s_ : s_ + 4]),
+                                                      b[..., s_ : s_ + 4]))  # fmt: skip
+        return out
 
     # --- kinematics (thin delegation; the work is in kinetree.kinematics / kinetree.ik) -
 
@@ -391,7 +597,8 @@ class Model:
 
     def __repr__(self) -> str:
         return (
-            f"Model({self.name!r}, dof={self.dof}, frames={len(self.frame_names)}, "
+            f"Model({self.name!r}, dof={self.nv}"
+            f"{f', nq={self.nq}' if self.nq != self.nv else ''}, frames={len(self.frame_names)}, "
             f"end_effectors={list(self.end_effectors)})"
         )
 
@@ -420,12 +627,12 @@ class Model:
         if q_neutral is not None:
             from ._validate import as_array
 
-            qn = as_array(q_neutral, "q_neutral", (self.dof,))
-            changes["q_neutral"] = qn.copy()
+            qn = as_array(q_neutral, "q_neutral", (self.nq,))
+            changes["q_neutral"] = self.normalize(qn)
         if limits is not None:
             from ._validate import as_array
 
-            lim = as_array(limits, "limits", (self.dof, 2), finite=False)
+            lim = as_array(limits, "limits", (self.nq, 2), finite=False)
             if np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
                 raise InvalidValueError("limits must be (lo, hi) pairs with lo <= hi")
             changes["limits"] = lim.copy()

@@ -47,9 +47,9 @@ def needed_nodes(model: Model, frames: np.ndarray | tuple[int, ...]) -> np.ndarr
 
 
 def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
-    qa = as_array(q, "q", (model.dof,))
+    qa = as_array(q, "q", (model.nq,))
     batch = qa.shape[:-1]
-    Q = qa.reshape(int(np.prod(batch, dtype=np.int64)), model.dof)
+    Q = qa.reshape(int(np.prod(batch, dtype=np.int64)), model.nq)
     # One specialisation per kernel: C-contiguous, writable float64 (a read-only input
     # would otherwise compile a second copy of every kernel).
     return np.require(Q, np.float64, ("C", "W")), batch
@@ -93,12 +93,15 @@ def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
 def jacobian(
     model: Model, q: ArrayLike, frame: str | None = None, point: ArrayLike | None = None
 ) -> np.ndarray:
-    """Geometric Jacobian ``(..., 6, dof)`` in the world frame.
+    """Geometric Jacobian ``(..., 6, nv)`` in the world frame.
 
     Rows 0-2 map joint velocities to the linear velocity [m/s] of the frame
     origin (or of ``point``, given in the frame's coordinates [m]); rows 3-5 to
     the angular velocity [rad/s]. Revolute column ``[a x (p - r); a]``,
-    prismatic ``[a; 0]`` (seed 000, section 2.4).
+    prismatic ``[a; 0]`` (seed 000, section 2.4). Columns are the model's DoF
+    (:attr:`Model.v_names`): a quaternion joint's three are its angular velocity in
+    its own frame, so ``J @ v`` is the velocity of the motion ``v`` of
+    :meth:`Model.integrate`.
     """
     node = model.frame_index(frame)
     Q, batch = _as_q(model, q)
@@ -111,10 +114,10 @@ def jacobian(
     fdata, idata = packed(model)
     nodes = needed_nodes(model, (node,))
     N = Q.shape[0]
-    out = np.zeros((N, 6, model.dof))
+    out = np.zeros((N, 6, model.nv))
     run_chunks(
         lambda a, b: _kernels.jacobian_rows(Q, fdata, idata, nodes, node, off, out, a, b),
         N,
         1024,
     )
-    return out.reshape(*batch, 6, model.dof)
+    return out.reshape(*batch, 6, model.nv)

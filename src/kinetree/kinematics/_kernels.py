@@ -22,11 +22,31 @@ from .layout import (
     I_PARENT,
     I_Q_INDEX,
     I_TYPE,
+    I_V_INDEX,
 )
 
 FIXED = int(JointType.FIXED)
 REVOLUTE = int(JointType.REVOLUTE)
 PRISMATIC = int(JointType.PRISMATIC)
+BALL = int(JointType.BALL)
+
+
+@njit(cache=True, inline="always")
+def quat_rotation(
+    w: float, x: float, y: float, z: float
+) -> tuple[float, float, float, float, float, float, float, float, float]:
+    """Row-major entries of the rotation of the quaternion ``(w, x, y, z)``, normalised
+    on the way (no square root: the products are divided by the squared norm). A zero
+    quaternion is the identity (as in MuJoCo); NaN stays NaN."""
+    n2 = w * w + x * x + y * y + z * z
+    if n2 < 1e-300:
+        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    s = 2.0 / n2
+    return (
+        1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y),
+        s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x),
+        s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y),
+    )  # fmt: skip
 
 
 @njit(cache=True)
@@ -94,6 +114,19 @@ def node_transform(
                 W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
                 W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
                 W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
+    elif jt == BALL:
+        qi = idata[i, I_Q_INDEX]
+        if qi >= 0:
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_rotation(
+                q[qi], q[qi + 1], q[qi + 2], q[qi + 3]
+            )
+            for r in range(3):
+                m0 = W[i, r, 0]
+                m1 = W[i, r, 1]
+                m2 = W[i, r, 2]
+                W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
+                W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
+                W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
     elif jt == PRISMATIC:
         qi = idata[i, I_Q_INDEX]
         off = fdata[i, F_MIMIC_OFFSET]
@@ -121,17 +154,33 @@ def jacobian_add(
     p: np.ndarray,
     J: np.ndarray,
 ) -> None:
-    """Add the 6 x dof geometric Jacobian of point ``p`` (world) fixed to ``node`` into ``J``.
+    """Add the 6 x nv geometric Jacobian of point ``p`` (world) fixed to ``node`` into ``J``.
 
     Rows are linear then angular velocity in the world frame. Revolute column
     ``[a x (p - r); a]``, prismatic ``[a; 0]``; mimic joints add ``mul`` times theirs.
+    A ball node has three revolute-like columns, about its own frame's x, y, z axes
+    (its motion is the angular velocity in its frame).
     """
     px, py, pz = p[0], p[1], p[2]
     k = node
     while k >= 0:
         jt = idata[k, I_TYPE]
-        qi = idata[k, I_Q_INDEX]
-        if jt != FIXED and qi >= 0:
+        qi = idata[k, I_V_INDEX]
+        if jt == BALL and qi >= 0:
+            dx = px - W[k, 0, 3]
+            dy = py - W[k, 1, 3]
+            dz = pz - W[k, 2, 3]
+            for c in range(3):
+                ax = W[k, 0, c]
+                ay = W[k, 1, c]
+                az = W[k, 2, c]
+                J[0, qi + c] += ay * dz - az * dy
+                J[1, qi + c] += az * dx - ax * dz
+                J[2, qi + c] += ax * dy - ay * dx
+                J[3, qi + c] += ax
+                J[4, qi + c] += ay
+                J[5, qi + c] += az
+        elif jt != FIXED and qi >= 0:
             mul = fdata[k, F_MIMIC_SCALE]
             x, y, z = fdata[k, F_AXIS], fdata[k, F_AXIS + 1], fdata[k, F_AXIS + 2]
             ax = W[k, 0, 0] * x + W[k, 0, 1] * y + W[k, 0, 2] * z
@@ -186,7 +235,7 @@ def jacobian_row(
     q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
     offset: np.ndarray, W: np.ndarray, J: np.ndarray,
 ) -> None:  # fmt: skip
-    """Geometric Jacobian (6, dof) of the point ``offset`` (frame coords) on ``frame``."""
+    """Geometric Jacobian (6, nv) of the point ``offset`` (frame coords) on ``frame``."""
     fk_nodes(q, fdata, idata, nodes, W)
     p = np.empty(3)
     for r in range(3):
@@ -259,6 +308,21 @@ def fk_blocked(
             mul = fdata[i, F_MIMIC_SCALE]
             off = fdata[i, F_MIMIC_OFFSET]
             ax, ay, az = fdata[i, F_AXIS], fdata[i, F_AXIS + 1], fdata[i, F_AXIS + 2]
+            if jt == BALL:
+                if qi < 0:
+                    continue
+                for b in range(nb):
+                    R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_rotation(
+                        Q[b0 + b, qi], Q[b0 + b, qi + 1], Q[b0 + b, qi + 2], Q[b0 + b, qi + 3]
+                    )
+                    for r in range(3):
+                        m0 = W[i, 4 * r, b]
+                        m1 = W[i, 4 * r + 1, b]
+                        m2 = W[i, 4 * r + 2, b]
+                        W[i, 4 * r, b] = m0 * R00 + m1 * R10 + m2 * R20
+                        W[i, 4 * r + 1, b] = m0 * R01 + m1 * R11 + m2 * R21
+                        W[i, 4 * r + 2, b] = m0 * R02 + m1 * R12 + m2 * R22
+                continue
             if jt == PRISMATIC:
                 for b in range(nb):
                     d = off if qi < 0 else mul * Q[b0 + b, qi] + off

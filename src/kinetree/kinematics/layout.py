@@ -6,10 +6,13 @@ A model reaches the kernels as ``(fdata, idata)``, one row per node:
     ``F_ORIGIN:F_ORIGIN + 12`` origin of node ``i`` relative to its parent, a 3x4
     row-major block; ``F_AXIS:F_AXIS + 3`` joint axis in the node frame (unit);
     ``F_MIMIC_SCALE`` and ``F_MIMIC_OFFSET``: the joint value is
-    ``scale * q[q_index] + offset`` (1 and 0 for an ordinary joint).
+    ``scale * q[q_index] + offset`` (1 and 0 for an ordinary joint);
+    ``F_BALL_LIMIT`` a ball node's largest rotation angle [rad] (inf: none).
 ``idata[i]`` (int64, :data:`I_SIZE` columns)
     ``I_PARENT`` parent node (-1 for the root); ``I_TYPE`` the
-    :class:`~kinetree.model.JointType`; ``I_Q_INDEX`` index into ``q`` (-1: no DoF);
+    :class:`~kinetree.model.JointType`; ``I_Q_INDEX`` index into ``q`` (-1: no DoF;
+    a ball node reads ``q[I_Q_INDEX:I_Q_INDEX + 4]``, w first); ``I_V_INDEX`` the
+    node's first column in a Jacobian / index into a motion (a ball node has three);
     ``I_AXIS_CODE`` +-1, +-2, +-3 when the axis is exactly +-x, +-y, +-z (the kernels
     then rotate two columns instead of applying a general rotation), else 0.
 
@@ -28,6 +31,7 @@ from ..model import Model
 
 __all__ = [
     "F_AXIS",
+    "F_BALL_LIMIT",
     "F_MIMIC_OFFSET",
     "F_MIMIC_SCALE",
     "F_ORIGIN",
@@ -37,6 +41,7 @@ __all__ = [
     "I_Q_INDEX",
     "I_SIZE",
     "I_TYPE",
+    "I_V_INDEX",
     "packed",
 ]
 
@@ -44,13 +49,15 @@ F_ORIGIN = 0  # 12 slots: rows 0..2 of the 4x4 origin, row-major
 F_AXIS = 12  # 3 slots
 F_MIMIC_SCALE = 15
 F_MIMIC_OFFSET = 16
-F_SIZE = 17
+F_BALL_LIMIT = 17
+F_SIZE = 18
 
 I_PARENT = 0
 I_TYPE = 1
 I_Q_INDEX = 2
 I_AXIS_CODE = 3
-I_SIZE = 4
+I_V_INDEX = 4
+I_SIZE = 5
 
 _PACKED: weakref.WeakKeyDictionary[Model, tuple[np.ndarray, np.ndarray]] = (
     weakref.WeakKeyDictionary()
@@ -72,10 +79,14 @@ def _pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
     fdata[:, F_AXIS : F_AXIS + 3] = model.axis
     fdata[:, F_MIMIC_SCALE] = model.q_scale
     fdata[:, F_MIMIC_OFFSET] = model.q_offset
+    fdata[:, F_BALL_LIMIT] = np.inf
+    for k in model.ball_nodes:
+        fdata[k, F_BALL_LIMIT] = model.ball_limits.get(model.node_joint[k], np.inf)
     idata = np.zeros((n, I_SIZE), dtype=np.int64)
     idata[:, I_PARENT] = model.parent
     idata[:, I_TYPE] = model.joint_type
     idata[:, I_Q_INDEX] = model.q_index
+    idata[:, I_V_INDEX] = model.v_index
     for i in range(n):
         a = model.axis[i]
         k = int(np.argmax(np.abs(a)))
