@@ -263,6 +263,7 @@ def test_load_passes_floating_base_to_urdf_files() -> None:
     assert free.nq == fixed.nq + 7 and free.frame_names[0] == "world"
 
 
+@pytest.mark.filterwarnings("ignore::kinetree.geometry.GeometryWarning")  # meshes not shipped
 def test_load_passes_floating_base_to_xacro_files() -> None:
     pytest.importorskip("xacrodoc")
     fixed = kinetree.load(XACRO_ARM, package_dirs=[XACRO_PKGS])
@@ -363,3 +364,30 @@ def test_urdf_floating_joint_above_a_humanoid_keeps_both_hands_and_both_feet() -
     model = load_urdf(text)
     assert model.frame_names[:2] == ("world", "pelvis")
     assert set(model.end_effectors) == {"left_foot", "right_foot", "left_hand", "right_hand"}
+
+
+def quadruped_urdf() -> str:
+    """A trunk with four legs of 3 joints each: shorter than a free joint's 4 nodes."""
+    legs = [_chain(f"{leg}_leg", "trunk", 3, f"{leg}_foot") for leg in ("fl", "fr", "hl", "hr")]
+    return f'<robot name="toy_quadruped"><link name="trunk"/>{"".join(legs)}</robot>'
+
+
+FEET = ("fl_foot", "fr_foot", "hl_foot", "hr_foot")
+
+
+def test_free_base_quadruped_keeps_its_four_feet() -> None:
+    assert load_urdf(quadruped_urdf()).end_effectors == FEET
+    assert load_urdf(quadruped_urdf(), floating_base=True).end_effectors == FEET
+    text = quadruped_urdf().replace(
+        '<link name="trunk"/>',
+        '<link name="odom"/><link name="trunk"/><joint name="base" type="floating">'
+        '<parent link="odom"/><child link="trunk"/></joint>',
+    )
+    assert load_urdf(text).end_effectors == FEET
+
+
+def test_planar_base_arm_keeps_its_tip() -> None:
+    text = """<robot name="mobile"><link name="floor"/><link name="cart"/>
+      <joint name="drive" type="planar"><parent link="floor"/><child link="cart"/>
+      <axis xyz="0 0 1"/></joint>""" + _chain("arm", "cart", 2, "tip") + "</robot>"
+    assert load_urdf(text).end_effectors == ("tip",)
