@@ -387,7 +387,9 @@ def test_free_base_quadruped_keeps_its_four_feet() -> None:
 
 
 def test_planar_base_arm_keeps_its_tip() -> None:
-    text = """<robot name="mobile"><link name="floor"/><link name="cart"/>
-      <joint name="drive" type="planar"><parent link="floor"/><child link="cart"/>
-      <axis xyz="0 0 1"/></joint>""" + _chain("arm", "cart", 2, "tip") + "</robot>"
+    drive = (
+        '<link name="floor"/><link name="cart"/><joint name="drive" type="planar">'
+        '<parent link="floor"/><child link="cart"/><axis xyz="0 0 1"/></joint>'
+    )
+    text = f'<robot name="mobile">{drive}{_chain("arm", "cart", 2, "tip")}</robot>'
     assert load_urdf(text).end_effectors == ("tip",)
