@@ -66,15 +66,18 @@ def test_packed_model_reads_back_field_by_field(name: str) -> None:
 
 def test_config_written_is_read_back_by_the_kernel_reader() -> None:
     rng = np.random.default_rng(0)
-    nq, T, na = 5, 2, 3
+    nq, nv, T, na = 9, 8, 2, 5  # one quaternion joint: nq = nv + 1
     scalars = {k: float(k) + 0.5 for k in range(L.C_HEAD)}
     ints = {L.N_MAX_ITER: 7, L.N_RESTARTS: 3, L.N_LIMITS: 1, L.N_PINV_FORM: 1, L.N_RECORD: 9,
-            L.N_CLAMP: 1, L.N_STALL: 4, L.N_NQ: nq, L.N_NV: nq}  # fmt: skip
+            L.N_CLAMP: 1, L.N_STALL: 4, L.N_NQ: nq, L.N_NV: nv}  # fmt: skip
     blocks = tuple(rng.random(nq) for _ in range(L.N_Q_BLOCKS))
     reach, st_f = rng.random(T), rng.random(6)
-    active, dof_node, pivot = np.array([0, 2, 4]), np.arange(nq) + 10, np.array([-1, 3])
+    active, dof_node, pivot = np.array([0, 2, 3, 4, 7]), np.arange(nv) + 10, np.array([-1, 3])
+    active_q = np.array([0, -1, -1, -1, 8])
+    balls = np.array([[4, 2, 1, 0]])  # node 4, qw at q[2], angular DoF from active[1]
     st_i = np.array([1, 5, 6, 7, 0, 1, 2, 1])
-    cfg, icfg = L.write_config(scalars, ints, blocks, reach, st_f, active, dof_node, pivot, st_i)
+    cfg, icfg = L.write_config(scalars, ints, blocks, reach, st_f, active, active_q, dof_node,
+                               pivot, balls, st_i)  # fmt: skip
     cf = L.read_config(cfg, icfg, T)
     fields = ["tol_p", "tol_r", "step", "damping", "lambda_min", "budget", "rest_gain", "cutoff",
               "task_step", "max_joint_step"]  # fmt: skip
@@ -90,6 +93,10 @@ def test_config_written_is_read_back_by_the_kernel_reader() -> None:
     np.testing.assert_array_equal(cf.reach, reach)
     np.testing.assert_array_equal(cf.st_f, st_f)
     np.testing.assert_array_equal(cf.active, active)
+    np.testing.assert_array_equal(cf.active_q, active_q)
+    np.testing.assert_array_equal(cf.balls, balls)
+    np.testing.assert_array_equal(cf.balls[0, [L.BA_NODE, L.BA_Q, L.BA_KK, L.BA_KEEP]],
+                                  [4, 2, 1, 0])  # fmt: skip
     np.testing.assert_array_equal(cf.dof_node, dof_node)
     np.testing.assert_array_equal(cf.pivot, pivot)
     np.testing.assert_array_equal(cf.st_i, st_i)

@@ -251,9 +251,9 @@ def _is_float(token: str) -> bool:
 def _joint_values(m: Model, values: Sequence[float], deg: bool, what: str = "") -> np.ndarray:
     """One value per DoF [rad, m]; revolute ones converted from degrees with ``deg``."""
     q = np.array(values, dtype=float)
-    if q.shape != (m.dof,):
+    if q.shape != (m.nq,):
         raise ShapeError(
-            f"{what}{m.name} takes {m.dof} joint values ({', '.join(m.joint_names)}); got {q.size}"
+            f"{what}{m.name} takes {m.nq} joint values ({', '.join(m.joint_names)}); got {q.size}"
         )
     return np.where(_is_revolute(m), np.radians(q), q) if deg else q
 
@@ -326,7 +326,8 @@ def _description(name: str, width: int = WIDTH) -> str:
 
 
 def _is_revolute(model: Model) -> np.ndarray:
-    return np.asarray(model.dof_type == JointType.REVOLUTE)
+    """``(nq,)``: the coordinates that are angles (quaternion numbers are not)."""
+    return np.asarray((model.dof_type[model.q_v] == JointType.REVOLUTE) & ~model.quaternion_mask)
 
 
 def _limit_text(value: float, revolute: bool) -> str:
@@ -391,13 +392,13 @@ def models_cmd(as_json: JsonOpt = False) -> None:
     if as_json:
         _json(
             [
-                {"name": n, "dof": m.dof, "end_effectors": list(m.end_effectors),
+                {"name": n, "dof": m.nv, "end_effectors": list(m.end_effectors),
                  "description": _description(n, width=10_000)}
                 for n, m in zip(names, built)
             ]
         )  # fmt: skip
         return
-    rows = [[n, m.dof, ", ".join(m.end_effectors)] for n, m in zip(names, built)]
+    rows = [[n, m.nv, ", ".join(m.end_effectors)] for n, m in zip(names, built)]
     lines = table(["name", "dof", "end effectors"], rows, indent="").splitlines()
     out = lines[:2]
     for name, line in zip(names, lines[2:]):
@@ -411,13 +412,16 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     """Joints (type, axis, limits), frames, end effectors and presets of a model."""
     m = _load(model)
     source = m.metadata.get("source", "built-in" if model in _models.available() else model)
-    nodes = m.dof_node.tolist()  # the node each DoF drives itself (not through a mimic)
+    # The node each coordinate drives itself (not through a mimic).
+    nodes = m.dof_node[m.q_v].tolist()
     group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
     joints = []
     for i, name in enumerate(m.joint_names):
         k = nodes[i]
         revolute = bool(k >= 0 and m.joint_type[k] == JointType.REVOLUTE)
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
+        if m.quaternion_mask[i]:
+            kind = "quaternion"
         lo, hi = m.limits[i]
         axis = m.axis[k] if k >= 0 else None
         joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
@@ -437,7 +441,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     if as_json:
         _json(
             {
-                "model": m.name, "source": str(source), "dof": m.dof, "units": m.units,
+                "model": m.name, "source": str(source), "dof": m.nv, "units": m.units,
                 "joints": [
                     {"index": i, "name": n, "group": g or None, "type": t,
                      "axis": None if a is None else a.tolist(),
@@ -461,10 +465,11 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
 
     typer.echo(f"model: {m.name}")
     typer.echo(f"source: {source}")
-    typer.echo(f"dof: {m.dof}   frames: {len(m.frame_names)}   units: {m.units}")
+    typer.echo(f"dof: {m.nv}   nq: {m.nq}   frames: {len(m.frame_names)}   units: {m.units}")
     rows = [
         [i, n, g, t, "?" if a is None else _axis_label(a),
-         _limit_text(lo, t != "prismatic"), _limit_text(hi, t != "prismatic")]
+         _limit_text(lo, t not in ("prismatic", "quaternion")),
+         _limit_text(hi, t not in ("prismatic", "quaternion"))]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")

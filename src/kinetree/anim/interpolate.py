@@ -114,11 +114,11 @@ def interpolate(
         ``metadata["ball_joints"]`` the groups slerped.
     """
     fps = check_positive(fps, "fps")
-    keys = as_array(keyframes, "keyframes", (model.dof,))
+    keys = as_array(keyframes, "keyframes", (model.nq,))
     if keys.ndim == 1:
         keys = keys[None, :]
     if keys.ndim != 2 or keys.shape[0] < 1:
-        raise ShapeError(f"keyframes must have shape (K, {model.dof}), got {keys.shape}")
+        raise ShapeError(f"keyframes must have shape (K, {model.nq}), got {keys.shape}")
     K = keys.shape[0]
     seg, u = _segments(K, times, n_frames, fps)
     v = _ease(u, ease)
@@ -133,6 +133,12 @@ def interpolate(
     balls = ball_joints(model) if K > 1 else {}
     for ball in balls.values():
         _slerp_ball(q, keys, seg, v, at_a, at_b, ball.dofs, ball.axes)
+    if K > 1:
+        # Quaternion joints (ball, free): slerp on their own numbers.
+        for k in model.ball_nodes:
+            s_ = int(model.q_index[k])
+            qs = model.normalize(keys)[:, s_ : s_ + 4]
+            q[:, s_ : s_ + 4] = slerp(qs[seg], qs[seg + 1], v)
     # Keyframes exactly (no rounding from a + 1 * (b - a)).
     q[at_a] = keys[seg[at_a]]
     if K > 1:

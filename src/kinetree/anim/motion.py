@@ -29,7 +29,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Motion:
-    """Configurations ``q`` ``(n_frames, model.dof)`` of ``model`` played at ``fps``.
+    """Configurations ``q`` ``(n_frames, model.nq)`` of ``model`` played at ``fps``.
 
     Attributes:
         model: the model the configurations belong to.
@@ -57,8 +57,8 @@ class Motion:
         q = as_array(self.q, "q")
         if q.ndim == 1:
             q = q[None, :]
-        if q.ndim != 2 or q.shape[1] != self.model.dof:
-            raise ShapeError(f"q must have shape (n_frames, {self.model.dof}), got {q.shape}")
+        if q.ndim != 2 or q.shape[1] != self.model.nq:
+            raise ShapeError(f"q must have shape (n_frames, {self.model.nq}), got {q.shape}")
         if q.shape[0] < 1:
             raise InvalidValueError("a motion needs at least one frame")
         object.__setattr__(self, "q", _frozen(q.copy()))
@@ -235,7 +235,7 @@ def to_clip(motion: Motion, clip_template: BVHClip | None = None) -> BVHClip:
     if template.model.joint_names != motion.model.joint_names:
         raise InvalidValueError(
             "the template clip's DoFs differ from the motion's model "
-            f"({template.model.dof} vs {motion.model.dof} DoFs)"
+            f"({template.model.nq} vs {motion.model.nq} DoFs)"
         )
     clip = template.with_q(motion.q)
     ft = motion.frame_time

@@ -31,6 +31,8 @@ __all__ = [
     "ball_joints",
     "decompose",
     "decompose_all",
+    "euler_to_quat",
+    "quat_to_euler",
     "sequence_matrix",
     "slerp",
 ]
@@ -193,6 +195,34 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     out[..., 2, 1] = 2 * (y * z + w * x)
     out[..., 2, 2] = 1 - 2 * (x * x + y * y)
     return out
+
+
+_UNIT = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+
+
+def _order_axes(order: str) -> np.ndarray:
+    if not isinstance(order, str) or len(order) != 3 or any(c not in _UNIT for c in order.lower()):
+        raise InvalidValueError(
+            f"order must be three axis letters applied in turn (intrinsic), such as 'zxy' "
+            f"(BVH's usual rotation channels) or 'xyz'; got {order!r}"
+        )
+    return np.array([_UNIT[c] for c in order.lower()])
+
+
+def quat_to_euler(q: ArrayLike, order: str = "zxy", hint: ArrayLike | None = None) -> np.ndarray:
+    """Angles ``(..., 3)`` [rad] about the intrinsic axes ``order`` of the rotation of
+    quaternions ``(..., 4)`` (w, x, y, z): a quaternion (ball) joint written as BVH
+    rotation channels (``Zrotation Xrotation Yrotation`` is ``order="zxy"``). ``hint``
+    picks the branch nearest given angles (see :func:`decompose`)."""
+    qa = as_array(q, "quaternion", (4,))
+    return decompose(quat_to_matrix(qa), _order_axes(order), hint)
+
+
+def euler_to_quat(angles: ArrayLike, order: str = "zxy") -> np.ndarray:
+    """Unit quaternions ``(..., 4)`` (w, x, y, z, ``w >= 0``) of angles ``(..., 3)`` [rad]
+    about the intrinsic axes ``order``: BVH rotation channels as a ball joint's ``q``."""
+    a = as_array(angles, "angles", (3,))
+    return matrix_to_quat(sequence_matrix(a, _order_axes(order)))
 
 
 def slerp(qa: ArrayLike, qb: ArrayLike, u: ArrayLike) -> np.ndarray:

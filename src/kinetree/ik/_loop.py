@@ -21,6 +21,8 @@ import numpy as np
 from numba import njit
 
 from ..kinematics._kernels import fk_nodes
+from ..kinematics.layout import F_BALL_LIMIT
+from ._manifold import clamp_angle, normalize_quat, random_rotation
 from ._steps import jacobian_update
 from ._swing_twist import project_all
 from ._tasks import (
@@ -33,6 +35,9 @@ from ._tasks import (
     task_errors,
 )
 from .layout import (
+    BA_KEEP,
+    BA_NODE,
+    BA_Q,
     R_HISTORY,
     R_ITERATIONS,
     R_REACHABLE,
@@ -66,13 +71,20 @@ def copy(src: np.ndarray, dst: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def clip_active(cf: Config, q: np.ndarray) -> None:
-    """Active DoF of ``q`` into the limits (when they are on)."""
+def clip_active(cf: Config, q: np.ndarray, fdata: np.ndarray) -> None:
+    """Active quaternions to unit length, and active coordinates into the limits (when
+    they are on): a ball joint's rotation into its cone."""
+    balls = cf.balls
+    for b in range(balls.shape[0]):
+        normalize_quat(q, balls[b, BA_Q])
     if cf.limits:
-        act, lo, hi = cf.active, cf.lo, cf.hi
+        act, lo, hi = cf.active_q, cf.lo, cf.hi
         for kk in range(cf.na):
             k = act[kk]
-            q[k] = min(max(q[k], lo[k]), hi[k])
+            if k >= 0:
+                q[k] = min(max(q[k], lo[k]), hi[k])
+        for b in range(balls.shape[0]):
+            clamp_angle(q, balls[b, BA_Q], fdata[balls[b, BA_NODE], F_BALL_LIMIT])
 
 
 @njit(cache=True, inline="always")
@@ -80,11 +92,12 @@ def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool)
     """Ball joints with swing-twist limits back within them; ``from_zero`` anchors the
     projection at the zero pose (a new start) instead of the previous iterate."""
     if from_zero:
-        q_prev, act, lo, hi = w.q_prev, cf.active, cf.lo, cf.hi
+        q_prev, act, lo, hi = w.q_prev, cf.active_q, cf.lo, cf.hi
         copy(w.q, q_prev)
         for kk in range(cf.na):
             k = act[kk]
-            q_prev[k] = min(max(0.0, lo[k]), hi[k])
+            if k >= 0:
+                q_prev[k] = min(max(0.0, lo[k]), hi[k])
     project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi)
 
 
@@ -133,13 +146,29 @@ def record(w: Work, hist_q: np.ndarray, hist_e: np.ndarray, row: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def random_start(cf: Config, w: Work, rng: np.ndarray) -> None:
-    """Active DoF uniformly within the sampling bounds."""
-    q, act, lo, hi = w.q, cf.active, cf.sample_lo, cf.sample_hi
+def random_start(cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np.ndarray) -> None:
+    """Active coordinates uniformly within the sampling bounds, or back at ``q0`` where
+    the bound is NaN (a free joint's position); active ball joints a random rotation
+    within their limit, or ``q0``'s rotation for a free joint's."""
+    q, act, lo, hi = w.q, cf.active_q, cf.sample_lo, cf.sample_hi
     for kk in range(cf.na):
         k = act[kk]
+        if k < 0:
+            continue
+        if lo[k] != lo[k]:
+            q[k] = q0[k]
+            continue
         r = rand01(rng)
         q[k] = lo[k] * (1.0 - r) + hi[k] * r  # no overflow for limits near the float range
+    balls = cf.balls
+    for b in range(balls.shape[0]):
+        s = balls[b, BA_Q]
+        if balls[b, BA_KEEP] != 0:
+            for c in range(4):
+                q[s + c] = q0[s + c]
+            normalize_quat(q, s)
+        else:
+            random_rotation(q, s, fdata[balls[b, BA_NODE], F_BALL_LIMIT], rng)
 
 
 @njit(cache=True, inline="always")
@@ -192,7 +221,7 @@ def solve_one(
         return
     q = w.q
     copy(q0, q)
-    clip_active(cf, q)
+    clip_active(cf, q, fdata)
     if SWING_TWIST_ON:
         project_swing_twist(cf, w, fdata, True)
     copy(q, w.best_q)
@@ -250,7 +279,7 @@ def solve_one(
         if cf.budget > 0.0 and monotonic(clock) - t_start > cf.budget:
             break
         attempt += 1
-        random_start(cf, w, rng)
+        random_start(cf, w, fdata, q0, rng)
         if SWING_TWIST_ON:
             project_swing_twist(cf, w, fdata, True)
     copy(w.best_q, out[:nq])

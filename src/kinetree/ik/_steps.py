@@ -26,11 +26,23 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import REVOLUTE, fk_nodes
-from ..kinematics.layout import F_AXIS, F_MIMIC_SCALE, I_PARENT, I_TYPE
+from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes
+from ..kinematics.layout import (
+    F_AXIS,
+    F_BALL_LIMIT,
+    F_MIMIC_SCALE,
+    I_PARENT,
+    I_Q_INDEX,
+    I_TYPE,
+    I_V_INDEX,
+)
 from ._linalg import damped_solve, dls_solve
+from ._manifold import clamp_angle, log_between, quat_step
 from ._tasks import assemble, target_point
 from .layout import (
+    BA_KK,
+    BA_NODE,
+    BA_Q,
     KIND_FRAME,
     T_POINT,
     T_POS,
@@ -200,6 +212,7 @@ def ccd_sweep(
     tgt_i: np.ndarray,
     tgt_f: np.ndarray,
     act: np.ndarray,
+    act_q: np.ndarray,
     dof_node: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
@@ -212,7 +225,8 @@ def ccd_sweep(
     For a revolute joint with world axis ``a`` through ``r``, every target term
     ``c |R(phi) v - w|^2`` (v current, w wanted: the point relative to r, and the
     frame's axes for orientation) is minimised jointly by ``phi = atan2(C, B)``
-    with ``B = sum c w.(v - (a.v) a)`` and ``C = sum c w.(a x v)``.
+    with ``B = sum c w.(v - (a.v) a)`` and ``C = sum c w.(a x v)``. A ball joint's
+    three DoF turn about its own frame's x, y and z axes in turn, the same way.
     """
     na = act.shape[0]
     for kk in range(na - 1, -1, -1):
@@ -221,7 +235,12 @@ def ccd_sweep(
         fk_nodes(q, fdata, idata, nodes, W)
         Wk = W[node]
         fd = fdata[node]
-        x, y, z = fd[F_AXIS], fd[F_AXIS + 1], fd[F_AXIS + 2]
+        is_ball = idata[node, I_TYPE] == BALL
+        if is_ball:
+            c_ = k - idata[node, I_V_INDEX]
+            x, y, z = 1.0 if c_ == 0 else 0.0, 1.0 if c_ == 1 else 0.0, 1.0 if c_ == 2 else 0.0
+        else:
+            x, y, z = fd[F_AXIS], fd[F_AXIS + 1], fd[F_AXIS + 2]
         ax = Wk[0, 0] * x + Wk[0, 1] * y + Wk[0, 2] * z
         ay = Wk[1, 0] * x + Wk[1, 1] * y + Wk[1, 2] * z
         az = Wk[2, 0] * x + Wk[2, 1] * y + Wk[2, 2] * z
@@ -282,6 +301,15 @@ def ccd_sweep(
                 C += co * (
                     wx * (ay * vz - az * vy) + wy * (az * vx - ax * vz) + wz * (ax * vy - ay * vx)
                 )
+        if is_ball:
+            if B == 0.0 and C == 0.0:
+                continue
+            delta = step * math.atan2(C, B)
+            qs = idata[node, I_Q_INDEX]
+            quat_step(q, qs, delta * x, delta * y, delta * z)
+            if limits:
+                clamp_angle(q, qs, fd[F_BALL_LIMIT])
+            continue
         if idata[node, I_TYPE] == REVOLUTE:
             if B == 0.0 and C == 0.0:
                 continue
@@ -290,10 +318,11 @@ def ccd_sweep(
             if den == 0.0:
                 continue
             delta = num / den / mul
-        qn = q[k] + step * delta
+        kq = act_q[kk]
+        qn = q[kq] + step * delta
         if limits:
-            qn = min(max(qn, lo[k]), hi[k])
-        q[k] = qn
+            qn = min(max(qn, lo[kq]), hi[kq])
+        q[kq] = qn
 
 
 # --- rules: (cf, w, rows) -> w.dq ---------------------------------------------------------------
@@ -307,7 +336,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     # Arrays are bound to locals once: a tuple field read inside a loop costs a
     # reference-count update per access.
     J, e, dq, pinned_k, A, y, q = w.J, w.e, w.dq, w.pinned, w.A, w.y, w.q
-    lo, hi, act = cf.lo, cf.hi, cf.active
+    lo, hi, act = cf.lo, cf.hi, cf.active_q
     m = e.shape[0]
     na = cf.na
     step = cf.step
@@ -322,6 +351,8 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
         pinned = False
         for kk in range(na):
             k = act[kk]
+            if k < 0:
+                continue  # a quaternion's angular DoF: its cone is enforced on integration
             qn = q[k] + step * dq[kk]
             if qn < lo[k] or qn > hi[k]:
                 lim_k = lo[k] if qn < lo[k] else hi[k]
@@ -359,19 +390,27 @@ def step_sdls(cf: Config, w: Work, rows: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float) -> None:
+def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float, fdata: np.ndarray) -> None:
     """``q += scale * dq`` over the active DoF, clipped to the limits when they are on.
 
-    The one place a motion (``nv`` numbers) meets a configuration (``nq``): joints
-    whose configuration is a quaternion integrate here on their manifold."""
-    act, lo, hi = cf.active, cf.lo, cf.hi
+    The one place a motion (``nv`` numbers) meets a configuration (``nq``): a
+    quaternion turns by ``exp(scale * w)`` on its manifold, then into its cone."""
+    act, lo, hi = cf.active_q, cf.lo, cf.hi
     limits = cf.limits
     for kk in range(cf.na):
         k = act[kk]
+        if k < 0:
+            continue
         qn = q[k] + scale * dq[kk]
         if limits:
             qn = min(max(qn, lo[k]), hi[k])
         q[k] = qn
+    balls = cf.balls
+    for b in range(balls.shape[0]):
+        s, kk = balls[b, BA_Q], balls[b, BA_KK]
+        quat_step(q, s, scale * dq[kk], scale * dq[kk + 1], scale * dq[kk + 2])
+        if limits:
+            clamp_angle(q, s, fdata[balls[b, BA_NODE], F_BALL_LIMIT])
 
 
 @njit(cache=True, inline="always")
@@ -404,9 +443,16 @@ def jacobian_update(
         # moves a joint the active set pinned (that motion is not in the null space).
         rest = cf.rest
         gain = cf.rest_gain
+        act_q = cf.active_q
         for kk in range(na):
-            k = act[kk]
-            z[kk] = 0.0 if pinned[kk] != 0.0 else gain * (rest[k] - q[k])
+            k = act_q[kk]
+            z[kk] = 0.0 if pinned[kk] != 0.0 or k < 0 else gain * (rest[k] - q[k])
+        balls = cf.balls
+        for b in range(balls.shape[0]):
+            kk = balls[b, BA_KK]
+            log_between(q, balls[b, BA_Q], rest, z, kk)
+            for c in range(3):
+                z[kk + c] *= gain
         nullspace_rest(J, z, nz, w.A, w.y, w.Jz)
         for kk in range(na):
             if pinned[kk] == 0.0:
@@ -420,7 +466,7 @@ def jacobian_update(
     sc = step
     if mx > cf.max_joint_step:
         sc = step * cf.max_joint_step / mx
-    integrate(cf, q, dq, sc)
+    integrate(cf, q, dq, sc, fdata)
     return True
 
 
@@ -430,8 +476,8 @@ def ccd_update(
     tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One CCD sweep (CCD has no linear system)."""
-    ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.dof_node, cf.lo,
-              cf.hi, cf.limits, cf.step, w.p3)  # fmt: skip
+    ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.active_q,
+              cf.dof_node, cf.lo, cf.hi, cf.limits, cf.step, w.p3)  # fmt: skip
     return True
 
 

@@ -412,7 +412,7 @@ def _analytic_fk(kind: str, params: Any, q: np.ndarray) -> np.ndarray:
 
 def _geometry_matches(model: Model, kind: str, params: Any) -> bool:
     """Whether the model's FK of its default end effector equals the closed form."""
-    Q = _PROBE[:, : model.dof]
+    Q = _PROBE[:, : model.nq]
     T_model = model.fk(Q)
     for q, Tm in zip(Q, T_model):
         want = _analytic_fk(kind, params, q)
@@ -580,7 +580,7 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     revolute = _revolute_mask(model)
     fitted = [f for f in (_into_limits(q, lo, hi, revolute) for q in raw) if f is not None]
     if not fitted:
-        return np.zeros((0, model.dof))
+        return np.zeros((0, model.nq))
     Q = np.array(fitted)
     Q = Q[check(model.fk(Q)) & np.all(np.isfinite(Q), axis=1)]
     Q = _dedup(Q, revolute)

@@ -64,7 +64,8 @@ C_TASK_STEP = 8  # seed 001's normalised step: |e| clipped to this length; <= 0:
 C_MAX_JOINT_STEP = 9  # largest change of one joint per iteration [rad or m]
 C_HEAD = 10
 # Blocks after the head, in order: lo, hi (limits, nq each), sample_lo, sample_hi
-# (finite bounds for restarts, nq each), rest (nq), reach (T), swing-twist floats.
+# (finite bounds for restarts, nq each; NaN: a restart keeps the start value), rest
+# (nq), reach (T), swing-twist floats.
 B_LO, B_HI, B_SAMPLE_LO, B_SAMPLE_HI, B_REST = range(5)
 N_Q_BLOCKS = 5
 
@@ -80,9 +81,16 @@ N_STALL = 7  # restart after this many iterations without 1 % progress
 N_NQ = 8
 N_NV = 9
 N_HEAD = 10
-# Blocks after the head, in order: active (na, indices into the motion), dof_node (nv,
-# the node each DoF drives), pivot (T, a node no active joint moves, -1: no reach
-# check), swing-twist ints (see kinetree.ik._swing_twist).
+# Blocks after the head, in order: active (na, indices into the motion), active_q (na,
+# the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
+# dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
+# no reach check), balls (1 + BALL_SIZE per active quaternion joint: their count, then
+# the BA_* slots), swing-twist ints (see kinetree.ik._swing_twist).
+BA_NODE = 0  # the ball node
+BA_Q = 1  # its first coordinate (qw) in q
+BA_KK = 2  # where its three angular DoF start in the active list
+BA_KEEP = 3  # 1: restarts keep its start rotation (a free joint's), 0: draw one
+BALL_SIZE = 4
 
 # --- result row -------------------------------------------------------------------------------
 R_STATUS = 0
@@ -134,8 +142,10 @@ def write_config(
     reach: np.ndarray,
     swing_twist_f: np.ndarray,
     active: np.ndarray,
+    active_q: np.ndarray,
     dof_node: np.ndarray,
     pivot: np.ndarray,
+    balls: np.ndarray,
     swing_twist_i: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(cfg, icfg)`` from named scalars (``{C_TOL_P: 1e-6, ...}``, ``{N_MAX_ITER: 30}``)
@@ -148,7 +158,9 @@ def write_config(
     for k, v in ints.items():
         icfg[k] = v
     icfg[N_ACTIVE] = active.size
-    icfg = np.concatenate([icfg, active, dof_node, pivot, swing_twist_i]).astype(np.int64)
+    icfg = np.concatenate(
+        [icfg, active, active_q, dof_node, pivot, [balls.shape[0]], balls.ravel(), swing_twist_i]
+    ).astype(np.int64)
     return cfg, icfg
 
 
@@ -156,7 +168,7 @@ Config = namedtuple(
     "Config",
     "tol_p tol_r step damping lambda_min budget rest_gain cutoff task_step max_joint_step "
     "max_iter restarts limits pinv_form record na clamp stall "
-    "lo hi sample_lo sample_hi rest reach st_f active dof_node pivot st_i",
+    "lo hi sample_lo sample_hi rest reach st_f active active_q dof_node pivot balls st_i",
 )
 Config.__doc__ = "The settings of one solve, read from ``(cfg, icfg)`` (see the module doc)."
 
@@ -178,16 +190,22 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     st_f = cfg[o + T :]
     i = N_HEAD
     active = icfg[i : i + na]
-    dof_node = icfg[i + na : i + na + nv]
-    pivot = icfg[i + na + nv : i + na + nv + T]
-    st_i = icfg[i + na + nv + T :]
+    active_q = icfg[i + na : i + 2 * na]
+    i += 2 * na
+    dof_node = icfg[i : i + nv]
+    pivot = icfg[i + nv : i + nv + T]
+    i += nv + T
+    nb = icfg[i]
+    balls = icfg[i + 1 : i + 1 + BALL_SIZE * nb].reshape((nb, BALL_SIZE))
+    st_i = icfg[i + 1 + BALL_SIZE * nb :]
     return Config(
         cfg[C_TOL_P], cfg[C_TOL_R], cfg[C_STEP], cfg[C_DAMPING], cfg[C_LAMBDA_MIN],
         cfg[C_BUDGET], cfg[C_REST_GAIN], cfg[C_CUTOFF], cfg[C_TASK_STEP],
         cfg[C_MAX_JOINT_STEP],
         icfg[N_MAX_ITER], icfg[N_RESTARTS], icfg[N_LIMITS] != 0, icfg[N_PINV_FORM],
         icfg[N_RECORD], na, icfg[N_CLAMP] != 0, icfg[N_STALL],
-        lo, hi, sample_lo, sample_hi, rest, reach, st_f, active, dof_node, pivot, st_i,
+        lo, hi, sample_lo, sample_hi, rest, reach, st_f, active, active_q, dof_node, pivot,
+        balls, st_i,
     )  # fmt: skip
 
 

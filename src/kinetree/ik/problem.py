@@ -101,7 +101,8 @@ def reach_bound(
         return -1, 0.0
     # A revolute joint does not move its own origin: that is the pivot. A prismatic one
     # does, so the pivot is its parent and its origin offset joins the sum.
-    start = first if model.joint_type[path[first]] == JointType.REVOLUTE else first - 1
+    turns = model.joint_type[path[first]] in (JointType.REVOLUTE, JointType.BALL)
+    start = first if turns else first - 1
     reach = float(np.linalg.norm(point))
     for k in path[start + 1 :]:
         reach += float(np.linalg.norm(model.origin[k][:3, 3]))
@@ -139,7 +140,7 @@ def template(
         raise InvalidValueError("every target component is masked out or has weight 0")
 
     active = model.active_mask(opts.active)
-    act_idx = np.nonzero(active)[0]
+    act_idx = model.v_of_coordinates(np.nonzero(active)[0])
     if act_idx.size == 0:
         raise InvalidValueError("no active joints: `active` selects none")
     n, m, na = model.n_nodes, rows.shape[0], act_idx.size
@@ -157,7 +158,7 @@ def template(
     for t, name in enumerate(frames):
         pv, rc = reach_bound(model, int(tgt_i[t, 0]), active, points[t], limits_on)
         if pv < 0 and rc == 0.0:
-            shown = ", ".join(model.joint_names[i] for i in act_idx[:12])
+            shown = ", ".join(model.v_names[i] for i in act_idx[:12])
             raise InvalidValueError(
                 f"target on frame {name!r} cannot be moved by the active joints ({shown}"
                 f"{', ...' if act_idx.size > 12 else ''}); frame {name!r} is moved by: "
@@ -182,6 +183,9 @@ def template(
         model.swing_twist_layout(active) if limits_on else (np.zeros(1, np.int64), np.zeros(0))
     )
     lo, hi = model.limits[:, 0], model.limits[:, 1]
+    act_q, balls, keep = _quaternion_layout(model, act_idx)
+    slo, shi = slo.copy(), shi.copy()
+    slo[keep] = shi[keep] = np.nan  # restarts keep q0's value (a free joint's position)
     cfg, icfg = L.write_config(
         {
             L.C_TOL_P: opts.tol[0],
@@ -210,8 +214,10 @@ def template(
         reach,
         st_f,
         act_idx,
+        act_q,
         np.maximum(model.dof_node, 0),
         pivots,
+        balls,
         st_i,
     )
     fk_nodes = needed_nodes(model, tgt_i[:, 0])
@@ -224,6 +230,36 @@ def template(
         sample_lo=slo, sample_hi=shi, rest=rest, rest_gain=rest_gain,
         has_swing_twist=bool(limits_on and st_i[0] > 0), ibuf=ibuf, fbuf=fbuf,
     )  # fmt: skip
+
+
+def _quaternion_layout(
+    model: Model, act_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(active_q, balls, keep)``: the coordinate each active DoF moves (-1 for a
+    quaternion's angular DoF), the ``BA_*`` rows of the active ball joints, and a mask
+    over ``q`` of the coordinates restarts leave at ``q0``: a free joint's (its
+    position and rotation place the whole robot; drawing them at random would throw
+    it about the room)."""
+    act_q = model.v_q[act_idx]
+    rows: list[list[int]] = []
+    keep = np.zeros(model.nq, dtype=bool)
+    pos = {int(v): kk for kk, v in enumerate(act_idx)}
+    for k in model.ball_nodes:
+        v = int(model.v_index[k])
+        if v not in pos:
+            continue
+        s = int(model.q_index[k])
+        p = int(model.parent[k])  # a free joint's ball sits on its z slide
+        free = (
+            p >= 0
+            and model.joint_type[p] == JointType.PRISMATIC
+            and model.node_joint[p] == model.node_joint[k]
+        )
+        if free:
+            keep[model.joint_indices(model.node_joint[k])] = True
+        rows.append([int(k), s, pos[v], int(free)])
+    balls = np.array(rows, dtype=np.int64).reshape(-1, L.BALL_SIZE)
+    return act_q, balls, keep
 
 
 # Templates per model, kept outside the frozen model and dropped with it.

@@ -109,7 +109,7 @@ class BVHClip:
     """A BVH motion: the skeleton as a :class:`Model` and one configuration per frame.
 
     ``model``: the skeleton (see the module docstring for its layout).
-    ``q``: ``(n_frames, model.dof)``, radians for rotation channels and the file's
+    ``q``: ``(n_frames, model.nq)``, radians for rotation channels and the file's
     length unit (times ``scale``) for position channels.
     ``frame_time``: seconds between frames. ``joints``: the hierarchy in file
     order, End Sites included (what :func:`write_bvh` writes).
@@ -134,9 +134,9 @@ class BVHClip:
                 f"BVHClip: model must be a kinetree Model, got {type(self.model).__name__}"
             )
         object.__setattr__(self, "joints", _checked_joints(self.joints))
-        q = _numeric(self.q, "q", f"(n_frames, {self.model.dof})")
-        if q.ndim != 2 or q.shape[1] != self.model.dof:
-            raise ShapeError(f"q must have shape (n_frames, {self.model.dof}), got {q.shape}")
+        q = _numeric(self.q, "q", f"(n_frames, {self.model.nq})")
+        if q.ndim != 2 or q.shape[1] != self.model.nq:
+            raise ShapeError(f"q must have shape (n_frames, {self.model.nq}), got {q.shape}")
         if q.shape[0] < 1:
             raise InvalidValueError("a BVH clip needs at least one frame")
         if not np.all(np.isfinite(q)):
@@ -202,9 +202,9 @@ class BVHClip:
                     f"channel {channel} of joint {joint!r}: the model has no DoF {name!r}"
                 )
             cols.append(index[name])
-        if sorted(cols) != list(range(self.model.dof)):
+        if sorted(cols) != list(range(self.model.nq)):
             raise InvalidValueError(
-                f"the clip's {len(cols)} channels do not match the model's {self.model.dof} DoFs"
+                f"the clip's {len(cols)} channels do not match the model's {self.model.nq} DoFs"
             )
         return np.array(cols, dtype=np.int64)
 
@@ -241,7 +241,7 @@ class BVHClip:
 
     def with_q(self, q: ArrayLike) -> BVHClip:
         """The same skeleton and timing with other configurations ``(n_frames, dof)``."""
-        qa = _numeric(q, "q", f"(n_frames, {self.model.dof})")
+        qa = _numeric(q, "q", f"(n_frames, {self.model.nq})")
         if qa.ndim == 1:
             qa = qa[None, :]
         return dataclasses.replace(self, q=qa)
@@ -272,7 +272,7 @@ class BVHClip:
 
     def __repr__(self) -> str:
         return (
-            f"BVHClip({self.model.name!r}, joints={len(self.joints)}, dof={self.model.dof}, "
+            f"BVHClip({self.model.name!r}, joints={len(self.joints)}, dof={self.model.nq}, "
             f"n_frames={self.n_frames}, frame_time={self.frame_time!r})"
         )
 

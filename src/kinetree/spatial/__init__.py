@@ -258,10 +258,8 @@ def matrix_to_quaternion(R: ArrayLike) -> np.ndarray:
 def quat_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Hamilton product ``a * b`` of quaternions ``(..., 4)`` (w, x, y, z): the rotation
     ``b`` then ``a`` seen from the outside, i.e. ``R(a b) = R(a) R(b)``."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=np.float64), -1, 0)
+    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=np.float64), -1, 0)
     return np.stack(
         [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
          aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw],
@@ -279,25 +277,26 @@ def quat_conj(q: ArrayLike) -> np.ndarray:
 def quat_exp(w: ArrayLike) -> np.ndarray:
     """Unit quaternion ``(..., 4)`` of the rotation vector ``w`` (..., 3) [rad]: a turn
     of ``|w|`` about ``w / |w|``."""
-    w = np.asarray(w, dtype=np.float64)
-    th = np.linalg.norm(w, axis=-1, keepdims=True)
+    wa = np.asarray(w, dtype=np.float64)
+    th = np.linalg.norm(wa, axis=-1, keepdims=True)
     half = 0.5 * th
     # sin(th/2)/th, with its series near 0
     k = np.where(th > 1e-8, np.sin(half) / np.where(th > 1e-8, th, 1.0), 0.5 - th**2 / 48.0)
-    return np.concatenate([np.cos(half), k * w], axis=-1)
+    return np.concatenate([np.cos(half), k * wa], axis=-1)
 
 
 def quat_log(q: ArrayLike) -> np.ndarray:
     """Rotation vector ``(..., 3)`` [rad] of a quaternion (normalised first), the angle
     in [0, pi] (``q`` and ``-q`` give the same)."""
-    q = np.asarray(q, dtype=np.float64)
-    q = q / np.maximum(np.linalg.norm(q, axis=-1, keepdims=True), 1e-300)
-    q = np.where(q[..., :1] < 0.0, -q, q)
-    v = q[..., 1:]
+    qa = np.asarray(q, dtype=np.float64)
+    qa = qa / np.maximum(np.linalg.norm(qa, axis=-1, keepdims=True), 1e-300)
+    qa = np.where(qa[..., :1] < 0.0, -qa, qa)
+    v = qa[..., 1:]
     s = np.linalg.norm(v, axis=-1, keepdims=True)
-    th = 2.0 * np.arctan2(s, q[..., :1])
-    k = np.where(s > 1e-12, th / np.where(s > 1e-12, s, 1.0), 2.0 / np.maximum(q[..., :1], 1e-300))
-    return k * v
+    th = 2.0 * np.arctan2(s, qa[..., :1])
+    small = 2.0 / np.maximum(qa[..., :1], 1e-300)
+    k = np.where(s > 1e-12, th / np.where(s > 1e-12, s, 1.0), small)
+    return np.asarray(k * v)
 
 
 def _so3_left_jacobian(w: np.ndarray) -> np.ndarray:

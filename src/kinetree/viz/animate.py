@@ -141,7 +141,7 @@ def animate(
 
     Args:
         model: the model.
-        qs: one configuration per frame, shape ``(n_frames, model.dof)``.
+        qs: one configuration per frame, shape ``(n_frames, model.nq)``.
         path: output file; ``.gif`` (pillow) or ``.mp4`` (needs ``ffmpeg`` on PATH).
             Parent folders are created.
         fps: frames per second (a positive integer).
@@ -156,7 +156,7 @@ def animate(
         show_time: print ``frame i/n, t = ... s`` in the corner.
 
     Raises:
-        ShapeError: ``qs`` is not 2D with ``model.dof`` columns.
+        ShapeError: ``qs`` is not 2D with ``model.nq`` columns.
         UnsupportedError: unknown suffix, ``.mp4`` without ffmpeg, or no matplotlib.
         UnknownNameError: ``trail`` or a name in ``frames`` is not a frame.
     """

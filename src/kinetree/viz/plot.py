@@ -106,9 +106,9 @@ def _check_q(model: Model, q: Any, name: str = "q") -> np.ndarray:
         a = np.asarray(q, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"{name} must be numeric: {exc}") from None
-    if a.shape != (model.dof,):
+    if a.shape != (model.nq,):
         raise ShapeError(
-            f"{name} must have shape ({model.dof},) for model {model.name!r}, got {a.shape}"
+            f"{name} must have shape ({model.nq},) for model {model.name!r}, got {a.shape}"
         )
     if not np.all(np.isfinite(a)):
         raise InvalidValueError(f"{name} contains NaN or inf")
@@ -121,9 +121,9 @@ def _check_qs(model: Model, qs: Any, name: str = "qs") -> np.ndarray:
         a = np.asarray(qs, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"{name} must be numeric: {exc}") from None
-    if a.ndim != 2 or a.shape[1] != model.dof or a.shape[0] == 0:
+    if a.ndim != 2 or a.shape[1] != model.nq or a.shape[0] == 0:
         raise ShapeError(
-            f"{name} must have shape (n_frames, {model.dof}) for model {model.name!r} "
+            f"{name} must have shape (n_frames, {model.nq}) for model {model.name!r} "
             f"(one configuration per row, at least one row), got {a.shape}"
         )
     if not np.all(np.isfinite(a)):
@@ -530,7 +530,7 @@ def draw(
 
     Args:
         model: the model.
-        q: configuration, shape ``(model.dof,)``.
+        q: configuration, shape ``(model.nq,)``.
         ax: axes to draw on (3D axes for a 3D picture, 2D axes with ``plane`` or a
             planar model); a new 6x6-inch figure when None (``ax.figure`` to save it,
             see :func:`save_figure`). Drawing several times on one axes overlays the
