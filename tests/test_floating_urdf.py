@@ -291,12 +291,16 @@ def test_floating_base_on_a_file_that_has_a_root_joint_is_refused() -> None:
         load_urdf(text, floating_base=True)
 
 
-def test_floating_base_on_a_built_in_model_or_bvh_is_refused() -> None:
+def test_floating_base_on_a_built_in_model_bvh_or_mjcf_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match="built-in model 'panda'"):
         kinetree.load("panda", floating_base=True)
     bvh = Path(__file__).parent / "data" / "bvh" / "bvh_test1.bvh"
     with pytest.raises(UnsupportedError, match="BVH file"):
         kinetree.load(bvh, floating_base=True)
+    mjcf = tmp_path / "arm.xml"
+    mjcf.write_text('<mujoco><worldbody><body name="b"/></worldbody></mujoco>')
+    with pytest.raises(UnsupportedError, match=r"MJCF file .* <freejoint>"):
+        kinetree.load(mjcf, floating_base=True)
 
 
 @pytest.mark.parametrize("value", ["yes", 1, None])

@@ -272,6 +272,7 @@ class ModelBuilder:
         limits: tuple[float, float] | None = None,
         mimic: tuple[str, float, float] | None = None,
         offset: float = 0.0,
+        hidden: bool = False,
     ) -> ModelBuilder:
         """Join ``child`` to ``parent`` by a joint.
 
@@ -299,7 +300,9 @@ class ModelBuilder:
         (source_joint, multiplier, offset) makes this joint follow another instead
         of having a DoF of its own (not on a fixed joint). ``offset`` [rad or m]: the
         joint turns or slides by ``q + offset`` (a one-coordinate joint; MuJoCo's
-        ``ref`` is ``offset = -ref``).
+        ``ref`` is ``offset = -ref``). ``hidden``: ``child`` is an inner node, not a
+        frame (not in :attr:`Model.frame_names`, never an end effector): the anchor of a
+        joint that a loader splits off a body, for instance.
 
         Raises :class:`~kinetree.errors.InvalidValueError` for a name that is not a
         non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, an
@@ -309,10 +312,13 @@ class ModelBuilder:
         ``type``. Every message names the joint.
         """
         if isinstance(type, str) and type in _COMPOUND:
-            return self._add_compound(name, parent, child, type, axis, origin, limits, mimic,
-                                      offset)  # fmt: skip
-        return self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
-                               offset=offset)  # fmt: skip
+            self._add_compound(name, parent, child, type, axis, origin, limits, mimic, offset)
+        else:
+            self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
+                            offset=offset)  # fmt: skip
+        if hidden:
+            self._joints[-1].hidden_child = True
+        return self
 
     def _add_compound(
         self, name: object, parent: object, child: object, type: str, axis: ArrayLike | str,

@@ -330,7 +330,10 @@ def _is_revolute(model: Model) -> np.ndarray:
     return np.asarray((model.dof_type[model.q_v] == JointType.REVOLUTE) & ~model.quaternion_mask)
 
 
-def _limit_text(value: float, revolute: bool) -> str:
+def _limit_text(value: float, revolute: bool | None) -> str:
+    """A limit in degrees (revolute), metres, or "-" (None: a quaternion's number)."""
+    if revolute is None:
+        return "-"
     if not np.isfinite(value):
         return "-inf" if value < 0 else "inf"
     return f"{np.degrees(value):.1f} deg" if revolute else f"{value:.4f} m"
@@ -420,10 +423,11 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
         k = nodes[i]
         revolute = bool(k >= 0 and m.joint_type[k] == JointType.REVOLUTE)
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
-        if m.quaternion_mask[i]:
-            kind = "quaternion"
         lo, hi = m.limits[i]
         axis = m.axis[k] if k >= 0 else None
+        if m.quaternion_mask[i]:
+            kind = "quaternion"
+            axis = None
         joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
     owners = set(nodes)
     mimic = [
@@ -467,9 +471,9 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     typer.echo(f"source: {source}")
     typer.echo(f"dof: {m.nv}   nq: {m.nq}   frames: {len(m.frame_names)}   units: {m.units}")
     rows = [
-        [i, n, g, t, "?" if a is None else _axis_label(a),
-         _limit_text(lo, t not in ("prismatic", "quaternion")),
-         _limit_text(hi, t not in ("prismatic", "quaternion"))]
+        [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
+         _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
+         _limit_text(hi, None if t == "quaternion" else t != "prismatic")]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")
