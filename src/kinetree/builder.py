@@ -76,6 +76,7 @@ class _Joint:
     hidden_child: bool
     group: str | None
     offset: float = 0.0  # the joint value is q + offset (a one-coordinate joint)
+    base: bool = False  # a node of a free or planar joint (moves whole limbs alike)
 
 
 def _name(value: object, what: str) -> str:
@@ -359,7 +360,7 @@ class ModelBuilder:
                 _Joint(
                     name=f"{name}_{label}", parent=prev, child=link, type=jt, axis=ax,
                     origin=T if k == 0 else np.eye(4), limits=(-np.inf, np.inf), mimic=None,
-                    dof_name=dof, hidden_child=not last, group=name,
+                    dof_name=dof, hidden_child=not last, group=name, base=True,
                 )
             )  # fmt: skip
             prev = link
@@ -734,7 +735,10 @@ class ModelBuilder:
                     raise unknown_name("frame", f, frames)
             ee = tuple(self._end_effectors)
         elif self.default_end_effectors == "tips":
-            own_dof = np.array([j is not None and j.dof_name is not None for j in order])
+            # A free or planar joint moves every limb below it alike: not a limb's DoF.
+            own_dof = np.array(
+                [j is not None and j.dof_name is not None and not j.base for j in order]
+            )
             ee = movable_tips(node_names, parent, hidden, own_dof, q_index >= 0)
         else:
             has_child = set(parent[parent >= 0].tolist())

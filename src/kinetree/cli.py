@@ -108,8 +108,8 @@ ModelArg = Annotated[
     str,
     typer.Argument(
         metavar="MODEL",
-        help="A built-in model (see `kinetree models`), a .urdf/.bvh file, or a bundled "
-        f"file's name ({', '.join(_data.names())}).",
+        help="A built-in model (see `kinetree models`), a .urdf, .xacro, MJCF .xml or .bvh "
+        f"file, or a bundled file's name ({', '.join(_data.names())}).",
         show_default=False,
     ),
 ]
@@ -197,6 +197,11 @@ def _root(
 # --- input helpers -------------------------------------------------------------------------------
 
 
+def _clips() -> list[str]:
+    """Short names of the bundled BVH clips."""
+    return [n for n in _data.names() if _data.FILES[n].endswith(".bvh")]
+
+
 def _bundled(arg: str) -> Path | None:
     """The bundled file ``arg`` names, when ``arg`` is not an existing path."""
     if Path(arg).exists():
@@ -221,11 +226,11 @@ def _load(model: str) -> Model:
 def _bvh_path(arg: str) -> str:
     """``arg`` as a BVH path: an existing file, or a bundled file's name."""
     bundled = _bundled(arg)
-    if bundled is not None:
+    if bundled is not None and bundled.suffix == ".bvh":
         return str(bundled)
     if not Path(arg).exists():
         raise InvalidValueError(
-            f"file {arg!r} does not exist; bundled clips are: {', '.join(_data.names())}"
+            f"file {arg!r} does not exist; bundled clips are: {', '.join(_clips())}"
         )
     return arg
 
@@ -337,6 +342,15 @@ def _limit_text(value: float, revolute: bool | None) -> str:
     if not np.isfinite(value):
         return "-inf" if value < 0 else "inf"
     return f"{np.degrees(value):.1f} deg" if revolute else f"{value:.4f} m"
+
+
+def _cone_text(model: Model, coordinate: str, joint: str) -> str:
+    """The upper-limit cell of a quaternion coordinate: on its ``qw`` row, the largest
+    rotation angle of a limited ball joint."""
+    lim = model.ball_limits.get(joint)
+    if lim is None or not coordinate.endswith("_qw"):
+        return "-"
+    return f"angle <= {np.degrees(lim):.1f} deg"
 
 
 def _visible_parent(model: Model, k: int) -> str:
@@ -473,7 +487,8 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     rows = [
         [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
          _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
-         _limit_text(hi, None if t == "quaternion" else t != "prismatic")]
+         _cone_text(m, n, g) if t == "quaternion"
+         else _limit_text(hi, t != "prismatic")]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")
@@ -734,7 +749,7 @@ BvhArg = Annotated[
     str,
     typer.Argument(
         metavar="FILE",
-        help=f"A .bvh file, or a bundled clip's name ({', '.join(_data.names())}).",
+        help=f"A .bvh file, or a bundled clip's name ({', '.join(_clips())}).",
         show_default=False,
     ),
 ]

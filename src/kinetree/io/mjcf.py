@@ -22,7 +22,7 @@ exactly what they mean to MuJoCo. The compiled model is then walked body by body
   origin gets an inner node at the anchor (the frame before it, translated by the
   anchor), and the next joint, or a fixed node for the body, translates back. A body
   with several joints gets one such node per joint but the last. These nodes are
-  frames of the model (a joint's frame at its anchor), named ``f"{body}#{joint}"``
+  hidden (not in ``frame_names``, never end effectors), named ``f"{body}#{joint}"``
   (their fixed joints ``f"{body}#anchor"``), never a body's or a site's name.
 
 What becomes what:
@@ -518,10 +518,12 @@ def _add_body_joints(
         qadr = int(m.jnt_qposadr[k])
         limited = bool(m.jnt_limited[k])
         lo, hi = (float(v) for v in m.jnt_range[k])
+        inner = child != frame  # an anchor node: hidden, not a frame of the model
         if jtype == _BALL:
             b.add_joint(
-                jname, prev, child, "ball", origin=origin, limits=(0.0, hi) if limited else None
-            )
+                jname, prev, child, "ball", origin=origin, limits=(0.0, hi) if limited else None,
+                hidden=inner,
+            )  # fmt: skip
             q0 = _unit_quaternion(m.qpos0[qadr : qadr + 4])
             neutral.update(zip(coordinate_names(jname, _BALL), map(float, q0)))
         else:
@@ -530,7 +532,7 @@ def _add_body_joints(
             axis = np.array(m.jnt_axis[k], dtype=float)
             lim = (lo, hi) if limited else None
             b.add_joint(jname, prev, child, kind, axis=axis, origin=origin, limits=lim,
-                        offset=-ref)  # fmt: skip
+                        offset=-ref, hidden=inner)  # fmt: skip
             neutral[jname] = ref
         pending = _translation(-anchor) if not at_origin else np.eye(4)
         prev = child
