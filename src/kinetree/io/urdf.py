@@ -66,7 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..builder import ModelBuilder, movable_tips
+from ..builder import ModelBuilder
 from ..errors import (
     FileFormatError,
     InvalidValueError,
@@ -473,33 +473,7 @@ def _to_model(
         for shape in shapes:
             b.add_geometry(link, shape)
     with _in_file(source):
-        model = b.build()
-    free = {j.name for j in joints if j.type in ("floating", "planar")}
-    if floating_base:
-        free.add(FLOATING_BASE_JOINT)
-    return _tips_without(model, free) if free else model
-
-
-def _tips_without(model: Model, joints: set[str]) -> Model:
-    """``model`` with the default end effectors of :func:`movable_tips` chosen as if the
-    free and planar ``joints`` had no DoF.
-
-    Such a joint moves every limb below it alike; counted as DoF (four nodes for a free
-    joint) it makes the trunk look like a long chain, and the legs of a quadruped, shorter
-    than it, merge into one "hand" at the trunk. Without it a floating-base robot gets the
-    end effectors of its fixed-base model. (The builder counts them; this belongs there.)
-    """
-    own = np.array(
-        [
-            model.q_index[k] >= 0
-            and model.node_joint[k] in model.joint_groups
-            and model.node_joint[k] not in joints
-            for k in range(model.n_nodes)
-        ],
-        dtype=bool,
-    )
-    tips = movable_tips(model.node_names, model.parent, model.hidden, own, model.q_index >= 0)
-    return model if tips == model.end_effectors else model.with_options(end_effectors=tips)
+        return b.build()
 
 
 def _floating_root(links: set[str]) -> str:
