@@ -134,6 +134,11 @@ class Model:
     #: Quaternion (ball) joints with a limit: joint name -> the largest rotation angle
     #: [rad] away from the identity (MuJoCo's ball ``range``); absent: unlimited.
     ball_limits: Mapping[str, float] = field(default_factory=dict)
+    #: Coordinates IK keeps tied to others (MJCF joint equalities): rows ``(joint,
+    #: source, multiplier, offset)`` of coordinate indices, meaning ``q[joint] =
+    #: multiplier * q[source] + offset`` (``source`` -1: ``q[joint] = offset``). FK reads
+    #: every coordinate as given; IK moves only the source and writes the joint.
+    couplings: tuple[tuple[int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         for attr in (
