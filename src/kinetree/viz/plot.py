@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..drawing import frame_parents
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import JointType
 
@@ -184,32 +185,10 @@ def _check_frames(model: Model, frames: str | Sequence[str] | None) -> list[int]
 # --- model structure (drawing only: which frames to join) --------------------------
 
 
-def _frame_parents(model: Model) -> np.ndarray:
-    """For each frame (``frame_names`` order) the index of its nearest frame ancestor,
-    or -1 for roots and for frames attached through prismatic joints."""
-    node_to_frame = -np.ones(model.n_nodes, dtype=np.int64)
-    node_to_frame[~np.asarray(model.hidden, dtype=bool)] = np.arange(len(model.frame_names))
-    out = -np.ones(len(model.frame_names), dtype=np.int64)
-    for node in range(model.n_nodes):
-        f = node_to_frame[node]
-        if f < 0:
-            continue
-        p = int(model.parent[node])
-        # a translation channel, not a bone
-        floating = model.joint_type[node] == JointType.PRISMATIC
-        while p >= 0 and node_to_frame[p] < 0:
-            floating = floating or model.joint_type[p] == JointType.PRISMATIC
-            p = int(model.parent[p])
-        # A frame reached from its parent through prismatic joints (a BVH root's
-        # position channels) hangs free: no segment is drawn to it.
-        out[f] = node_to_frame[p] if p >= 0 and not floating else -1
-    return out
-
-
 def _chains(model: Model) -> list[list[int]]:
     """The frame tree cut into polylines: each starts at a root or a branch point and
     follows first children down to a leaf. Every parent-child segment is in one chain."""
-    parents = _frame_parents(model)
+    parents = frame_parents(model)
     kids: list[list[int]] = [[] for _ in parents]
     for f, p in enumerate(parents):
         if p >= 0:
@@ -426,7 +405,7 @@ class _Skeleton:
             self.joints = _plot(
                 ax, V, "o", ls="", ms=4.0, mfc="white", mec=color, mew=1.2, zorder=3
             )
-            parents = _frame_parents(model)
+            parents = frame_parents(model)
             roots = [c[0] for c in self.chains if parents[c[0]] < 0]
             self.root_ids = roots
             self.root = _plot(ax, V[roots], "s", ls="", ms=7.0, color="0.2", zorder=3)

@@ -1,0 +1,741 @@
+"""The browser viewer: a model with its meshes, gizmos that solve IK live, sliders, clips.
+
+Long because the viewer is one object with many controls (targets, IK options, pins,
+sliders, display toggles, clip playback) that share one state; the drawing, the side
+panel, the server set-up and the IK thread live in their own modules.
+
+Threads: viser runs its server and calls GUI callbacks on threads of its own; the
+:class:`~kinetree.viewer._live.LiveSolver` thread runs IK; a playback thread runs a
+clip. ``self._lock`` guards the configuration and every change to the scene. A
+gizmo's callback runs on viser's event loop and only records the pose and wakes the
+solver (it never waits for ``self._lock``, which the solver holds while it sends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._validate import as_array
+from ..errors import InvalidValueError, KinetreeError, ShapeError
+from ..ik import IKResult, Position
+from ..io import load
+from ..model import Model
+from ..models import with_meshes
+from ..spatial import matrix_to_quaternion, quaternion_to_matrix
+from ._figure import RobotFigure, model_size
+from ._live import LiveSolver
+from ._panel import (
+    ACTIVE_ALL,
+    ACTIVE_CHAINS,
+    Panel,
+    Timeline,
+    build_panel,
+    build_timeline,
+    copy_block,
+)
+from ._server import LOOPBACK, start_server
+
+__all__ = ["Viewer"]
+
+_AXES = ("x", "y", "z")
+#: Slider refresh while IK runs [s]: the robot moves on every solve, the panel at most
+#: this often.
+_SLIDER_PERIOD = 1.0 / 15.0
+#: Fastest clip refresh [1/s].
+_PLAYBACK_HZ = 60.0
+
+
+def _pose(wxyz: ArrayLike, position: ArrayLike) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = quaternion_to_matrix(np.asarray(wxyz, dtype=float))
+    T[:3, 3] = np.asarray(position, dtype=float)
+    return T
+
+
+def _up_axis(model: Model, up: str | None) -> str:
+    if up is not None:
+        if up not in _AXES:
+            raise InvalidValueError(f"up must be one of {', '.join(_AXES)}, got {up!r}")
+        return up
+    meta = model.metadata.get("up")
+    if meta in _AXES:
+        return str(meta)
+    return "y" if model.metadata.get("format") == "bvh" else "z"  # BVH files are y-up
+
+
+def _nice(x: float) -> float:
+    """The 1-2-5 number nearest below ``x``."""
+    e = 10.0 ** np.floor(np.log10(x))
+    return float(max(m * e for m in (1.0, 2.0, 5.0) if m * e <= x * (1 + 1e-9)))
+
+
+class Viewer:
+    """A model in the browser: meshes, IK gizmos, joint sliders, clip playback.
+
+    ``Viewer(model)`` starts a web server (viser) on ``http://127.0.0.1:8080`` and
+    returns; open :attr:`url` in a browser. Dragging a gizmo solves IK for every
+    target at once, from the current configuration, with the options of the side
+    panel. Scripts and notebooks drive it with :meth:`show`, :meth:`play`,
+    :meth:`add_target` and :meth:`set_target`; :meth:`close` stops it (or use
+    ``with Viewer(...) as v:``).
+
+    Args:
+        model: a :class:`~kinetree.model.Model`, a built-in name or a file
+            (anything :func:`kinetree.load` takes).
+        q: the first configuration ``(nq,)`` [rad, m]; default the neutral pose.
+        host: address to listen on; ``127.0.0.1`` (this machine only) by default.
+        port: TCP port; 0 picks a free one (see :attr:`port`).
+        meshes: draw visual meshes (a built-in robot's come from its description
+            package, ``kinetree[meshes]``); False: the skeleton only.
+        targets: frames that get a gizmo; default the model's end effectors.
+        frames: show every frame's axes.
+        collision: show the collision shapes.
+        up: the world's up axis, ``"x"``, ``"y"`` or ``"z"``; default the model's
+            (``metadata["up"]``), y for BVH, else z.
+        title: the panel's title.
+
+    Raises:
+        PortInUseError: the port is taken.
+        UnsupportedError: viser is not installed (``pip install 'kinetree[viewer]'``).
+        KinetreeError: the model cannot be loaded, or an argument is invalid.
+    """
+
+    def __init__(
+        self,
+        model: Model | str | os.PathLike[str],
+        *,
+        q: ArrayLike | None = None,
+        host: str = LOOPBACK,
+        port: int = 8080,
+        meshes: bool = True,
+        targets: Sequence[str] | None = None,
+        frames: bool = False,
+        collision: bool = False,
+        up: str | None = None,
+        title: str | None = None,
+    ) -> None:
+        m = model if isinstance(model, Model) else load(model)
+        note = None
+        if meshes:
+            m, note = with_meshes(m)
+        self.model: Model = m
+        self._q = self._check_q(m.neutral() if q is None else q)
+        self._up = _up_axis(m, up)
+        names = list(m.end_effectors) if targets is None else list(targets)
+        for f in names:
+            m.frame_index(f)  # unknown frames raise before the server starts
+        self._server = start_server(host, port, label=title or f"kinetree · {m.name}")
+        self.host = host
+        self.port: int = int(self._server.get_port())
+        self._lock = threading.RLock()
+        self._closed = threading.Event()
+        self._target_T: dict[str, np.ndarray] = {}
+        self._gizmos: dict[str, Any] = {}
+        self._pins: dict[str, np.ndarray] = {}
+        self._rest_q: np.ndarray | None = None
+        self._result: IKResult | None = None
+        self._status = ""
+        self._slider_time = 0.0
+        self._motion: Any = None
+        self._reference: tuple[Any, RobotFigure, np.ndarray] | None = None
+        self._clip_pos = 0.0
+        self._playing = False
+        self._playback: threading.Thread | None = None
+        try:
+            self._size = model_size(m, self._q)
+            self._figure = RobotFigure(self._server.scene, m, self._q, meshes=meshes,
+                                       size=self._size)  # fmt: skip
+            self._set_scene()
+            pin_frames = [f for f in m.end_effectors if f not in names] + names
+            self._panel: Panel = build_panel(
+                self._server.gui, m, self._q, size=self._size, note=note,
+                has_meshes=self._figure.has_meshes, pin_frames=pin_frames,
+            )  # fmt: skip
+            self._wire_panel()
+            self._figure.set_visible(frames=frames, collision=collision)
+            self._panel.frames.value = frames
+            self._panel.collision.value = collision
+            self._solver = LiveSolver(self._solve, self._refresh_panel)
+            for f in names:
+                self.add_target(f)
+            self._refresh_panel()
+        except BaseException:
+            self._stop_server()
+            raise
+
+    # --- properties -------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def q(self) -> np.ndarray:
+        """The configuration shown now ``(nq,)`` [rad, m] (a copy)."""
+        with self._lock:
+            return self._q.copy()
+
+    @property
+    def result(self) -> IKResult | None:
+        """The last IK result (None before the first solve)."""
+        return self._result
+
+    @property
+    def status(self) -> str:
+        """The IK readout shown in the panel (markdown)."""
+        return self._status
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Frames that have a gizmo."""
+        return tuple(self._target_T)
+
+    @property
+    def note(self) -> str | None:
+        """Why the model is drawn as a skeleton, when it is (None otherwise)."""
+        content = self._panel.note.content
+        return html.unescape(content.strip("*")) if content else None
+
+    @property
+    def has_meshes(self) -> bool:
+        """Whether the model is drawn with meshes."""
+        return self._figure.has_meshes
+
+    # --- scene ----------------------------------------------------------------------
+
+    def _set_scene(self) -> None:
+        scene = self._server.scene
+        scene.set_up_direction("+" + self._up)
+        up = _AXES.index(self._up)
+        h1, h2 = (up + 1) % 3, (up + 2) % 3
+        P = np.asarray(self.model.fk_all(self._q))[:, :3, 3]
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        center = (lo + hi) / 2.0
+        s = self._size
+        # A floor grid under the model, one tenth of its size per cell.
+        floor = center.copy()
+        floor[up] = lo[up]
+        plane = {"z": "xy", "y": "zx", "x": "yz"}[self._up]
+        cell = _nice(s / 10.0)
+        scene.add_grid("/floor", width=4 * s, height=4 * s, plane=plane, cell_size=cell,
+                       section_size=5 * cell, position=floor)  # fmt: skip
+        # The camera: in front, to the right, a little above.
+        d = np.zeros(3)
+        d[h1], d[h2], d[up] = 1.0, -1.3, 0.6
+        cam = self._server.initial_camera
+        cam.look_at = tuple(center)
+        cam.position = tuple(center + 2.2 * s * d / np.linalg.norm(d))
+        cam.up = tuple(np.eye(3)[up])
+
+    def _check_q(self, q: ArrayLike) -> np.ndarray:
+        qa = as_array(q, "q")
+        if qa.shape != (self.model.nq,):
+            raise ShapeError(
+                f"q must have shape ({self.model.nq},) for model {self.model.name!r}, "
+                f"got {qa.shape}"
+            )
+        return np.asarray(self.model.normalize(qa), dtype=float).copy()
+
+    def _set_q(self, q: np.ndarray, *, snap_targets: bool) -> None:
+        """Show configuration ``q`` (call with ``self._lock`` held)."""
+        self._q = q.copy()
+        T = np.asarray(self.model.fk_all(q))
+        index = {n: i for i, n in enumerate(self.model.frame_names)}
+        with self._server.atomic():
+            self._figure.update(T)
+            if snap_targets:
+                for f, handle in self._gizmos.items():
+                    Tf = T[index[f]]
+                    self._target_T[f] = Tf.copy()
+                    handle.wxyz = matrix_to_quaternion(Tf[:3, :3])
+                    handle.position = Tf[:3, 3]
+        now = time.perf_counter()
+        if now - self._slider_time >= _SLIDER_PERIOD:
+            self._sync_sliders()
+        self._server.flush()
+
+    def _sync_sliders(self) -> None:
+        self._slider_time = time.perf_counter()
+        for k, slider in self._panel.sliders.items():
+            lo, hi = slider.min, slider.max
+            slider.value = float(np.clip(self._q[k], lo, hi))
+
+    # --- scripting ------------------------------------------------------------------
+
+    def show(self, q: ArrayLike) -> None:
+        """Show configuration ``q`` ``(nq,)`` [rad, m]; gizmos move to their frames.
+
+        Quaternion coordinates are normalised. A clip that is playing pauses.
+        """
+        qa = self._check_q(q)
+        self._playing = False
+        with self._lock:
+            self._set_q(qa, snap_targets=True)
+            self._sync_sliders()
+        self._solver.touch()
+
+    def add_target(self, frame: str | None = None) -> None:
+        """Put a gizmo on ``frame`` (default the first end effector) at its pose now.
+
+        Dragging it solves IK; a frame that has one already keeps it.
+        """
+        name = self.model.frame_names[self.model.frame_index(frame)]
+        if name in self._gizmos:
+            return
+        with self._lock:
+            T = np.asarray(self.model.fk(self._q, name))
+            handle = self._server.scene.add_transform_controls(
+                f"/targets/t{len(self._gizmos)}", scale=0.22 * self._size, line_width=3.0,
+                depth_test=False, wxyz=matrix_to_quaternion(T[:3, :3]), position=T[:3, 3],
+            )  # fmt: skip
+            self._server.scene.add_label(f"{handle.name}/label", name, visible=True)
+            self._target_T[name] = T.copy()
+            self._gizmos[name] = handle
+
+        @handle.on_update
+        async def _(event: Any) -> None:
+            # On viser's event loop: record and wake the solver, never block.
+            if event.phase == "start":
+                self._playing = False
+            self._target_T[name] = _pose(event.target.wxyz, event.target.position)
+            self._solver.submit(name)
+
+    def remove_target(self, frame: str) -> None:
+        """Take the gizmo off ``frame``."""
+        with self._lock:
+            handle = self._gizmos.pop(frame, None)
+            self._target_T.pop(frame, None)
+        if handle is not None:
+            handle.remove()
+
+    def set_target(
+        self, frame: str, target: ArrayLike, *, wait: bool = True, timeout: float = 30.0
+    ) -> IKResult | None:
+        """Move ``frame``'s gizmo to ``target`` (a 4x4 pose or a point [m]) as a drag
+        would, and solve IK.
+
+        A frame without a gizmo gets one. With ``wait`` this returns the result of
+        that solve (None when it raised: see :attr:`status`); else it returns None
+        at once.
+        """
+        self.add_target(frame)
+        name = self.model.frame_names[self.model.frame_index(frame)]
+        t = as_array(target, "target")
+        with self._lock:
+            T = self._target_T[name].copy()
+            if t.shape == (3,):
+                T[:3, 3] = t
+            elif t.shape == (4, 4):
+                T = t.copy()
+            else:
+                raise ShapeError(f"target must be a point (3,) or a pose (4, 4), got {t.shape}")
+            self._target_T[name] = T
+            handle = self._gizmos[name]
+            handle.wxyz = matrix_to_quaternion(T[:3, :3])
+            handle.position = T[:3, 3]
+            self._result = None
+        ticket = self._solver.submit(name)
+        if not wait:
+            return None
+        self._solver.wait(ticket, timeout)
+        return self._result
+
+    def set_options(
+        self,
+        *,
+        method: str | None = None,
+        active: str | None = None,
+        mode: str | None = None,
+        rest: str | None = None,
+        restarts: bool | None = None,
+        pins: Sequence[str] | None = None,
+    ) -> None:
+        """Set the side panel's IK controls (None leaves one as it is).
+
+        ``method``: an IK method; ``active``: ``"all joints"``, ``"chains of the
+        targets"`` or a preset; ``mode``: ``"pose"`` or ``"position"``; ``rest``:
+        ``"off"``, ``"neutral"`` or ``"current"``; ``pins``: the frames to pin (the
+        others are unpinned); each must be one the panel offers.
+        """
+        p = self._panel
+        for handle, value, what in (
+            (p.method, method, "method"), (p.active, active, "active"), (p.mode, mode, "mode"),
+            (p.rest, rest, "rest"),
+        ):  # fmt: skip
+            if value is None:
+                continue
+            if value not in handle.options:
+                raise InvalidValueError(
+                    f"{what} {value!r} is not offered; choose one of {', '.join(handle.options)}"
+                )
+            handle.value = value
+        if restarts is not None:
+            p.restarts.value = bool(restarts)
+        if pins is not None:
+            unknown = [f for f in pins if f not in p.pins]
+            if unknown:
+                raise InvalidValueError(
+                    f"cannot pin {', '.join(unknown)}; pinnable frames: {', '.join(p.pins)}"
+                )
+            for f, box in p.pins.items():
+                box.value = f in pins
+
+    # --- IK ------------------------------------------------------------------------------
+
+    def _ik_request(self) -> tuple[dict[str, Any], dict[str, Any], np.ndarray]:
+        p = self._panel
+        mode = p.mode.value
+        targets: dict[str, Any] = {
+            f: T.copy() if mode == "pose" else Position(T[:3, 3].copy())
+            for f, T in list(self._target_T.items())
+        }
+        for f, T in self._pins.items():
+            targets.setdefault(f, T.copy())
+        options: dict[str, Any] = {"method": p.method.value}
+        active = p.active.value
+        if active == ACTIVE_CHAINS:
+            moving = {j for f in self._target_T for j in self.model.chain(f)}
+            options["active"] = tuple(j for j in self.model.joint_names if j in moving)
+        elif active != ACTIVE_ALL:
+            options["active"] = active
+        if not p.restarts.value:
+            options["restarts"] = 0
+        if p.rest.value == "neutral":
+            options["rest"] = "neutral"
+        elif p.rest.value == "current" and self._rest_q is not None:
+            options["rest"] = tuple(self._rest_q)
+        return targets, options, self._q.copy()
+
+    def _solve(self, _request: Any) -> None:
+        """One live solve (on the solver thread)."""
+        with self._lock:
+            if not self._target_T:
+                return
+            targets, options, q0 = self._ik_request()
+        try:
+            r = self.model.ik(targets, q0=q0, **options)
+        except KinetreeError as exc:
+            self._set_status(f"**IK error:** {html.escape(str(exc))}")
+            return
+        with self._lock:
+            self._result = r
+            self._set_q(np.asarray(r.q), snap_targets=False)
+            self._set_status(self._readout(r))
+
+    def _readout(self, r: IKResult) -> str:
+        pe = float(np.max(r.position_error, initial=0.0))
+        oe = float(np.degrees(np.max(r.orientation_error, initial=0.0)))
+        head = "reached" if bool(r.success) else "not reached"
+        text = (
+            f"**IK {head}** ({r.method}): position error {pe:.3g} {self.model.units}, "
+            f"orientation error {oe:.3g}°; {int(r.iterations)} iterations, "
+            f"{r.elapsed * 1e3:.2f} ms"
+        )
+        if not bool(r.success):
+            text += f"  \n{html.escape(str(r.message))}"
+        return text
+
+    def _set_status(self, text: str) -> None:
+        self._status = text
+        self._panel.status.content = text
+
+    # --- panel ---------------------------------------------------------------------------
+
+    def _wire_panel(self) -> None:
+        p = self._panel
+        fig = self._figure
+
+        @p.meshes.on_update
+        def _(event: Any) -> None:
+            fig.set_visible(meshes=bool(event.target.value))
+
+        @p.skeleton.on_update
+        def _(event: Any) -> None:
+            with self._lock:
+                fig.set_visible(skeleton=bool(event.target.value))
+
+        @p.frames.on_update
+        def _(event: Any) -> None:
+            fig.set_visible(frames=bool(event.target.value))
+
+        @p.labels.on_update
+        def _(event: Any) -> None:
+            fig.set_visible(labels=bool(event.target.value))
+
+        @p.collision.on_update
+        def _(event: Any) -> None:
+            fig.set_visible(collision=bool(event.target.value))
+
+        @p.rest.on_update
+        def _(event: Any) -> None:
+            if event.target.value == "current":
+                self._rest_q = self.q
+
+        for frame, box in p.pins.items():
+            box.on_update(lambda event, frame=frame: self._pin(frame, bool(event.target.value)))
+
+        for k, slider in p.sliders.items():
+            slider.on_update(lambda event, k=k: self._on_slider(event, k))
+
+        @p.neutral.on_click
+        def _(_: Any) -> None:
+            self.show(self.model.neutral())
+
+    def _pin(self, frame: str, on: bool) -> None:
+        with self._lock:
+            if on:
+                self._pins[frame] = np.asarray(self.model.fk(self._q, frame)).copy()
+            else:
+                self._pins.pop(frame, None)
+
+    def _on_slider(self, event: Any, k: int) -> None:
+        if event.client is None:  # set by the viewer itself (IK, playback)
+            return
+        self._playing = False
+        with self._lock:
+            q = self._q.copy()
+            q[k] = float(event.target.value)
+            self._set_q(q, snap_targets=True)
+        self._solver.touch()
+
+    def _refresh_panel(self) -> None:
+        """After things went still: sliders exact, Python code up to date."""
+        with self._lock:
+            self._sync_sliders()
+            self._panel.python.content = copy_block("q", self._q_code()) + copy_block(
+                "poses", self._poses_code()
+            )
+
+    def _q_code(self) -> str:
+        m = self.model
+        values = ", ".join(repr(float(x)) for x in self._q)
+        return f"# {m.name}: {m.nq} coordinates [rad, {m.units}]\nq = np.array([{values}])"
+
+    def _poses_code(self) -> str:
+        frames = list(dict.fromkeys([*self._target_T, *self.model.end_effectors]))
+        T = np.asarray(self.model.fk_all(self._q))
+        index = {n: i for i, n in enumerate(self.model.frame_names)}
+        lines = [f"# world poses (4x4) of {self.model.name}'s frames", "poses = {"]
+        for f in frames:
+            rows = ", ".join(
+                "[" + ", ".join(repr(round(float(x), 9)) for x in row) + "]" for row in T[index[f]]
+            )
+            lines.append(f"    {f!r}: np.array([{rows}]),")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def python_code(self) -> str:
+        """What the panel's copy buttons copy: ``q`` and the targets' and end effectors'
+        poses as Python (numpy) code."""
+        with self._lock:
+            return "import numpy as np\n\n" + self._q_code() + "\n" + self._poses_code()
+
+    # --- clips ---------------------------------------------------------------------------
+
+    def play(
+        self,
+        motion: Any,
+        *,
+        speed: float = 1.0,
+        loop: bool = True,
+        paused: bool = False,
+        reference: Any = None,
+        offset: ArrayLike | None = None,
+    ) -> None:
+        """Play a clip: a :class:`~kinetree.anim.Motion` or a :class:`~kinetree.BVHClip`
+        of this model, with a timeline in the panel (play/pause, frame, speed, loop).
+
+        ``reference``: another motion or clip (another model, e.g. the source of a
+        retargeting) drawn as a grey skeleton beside this one, ``offset`` [its length
+        unit] away (default: one model size along the first horizontal axis), in step
+        by time. ``speed`` multiplies the clip's frame rate.
+        """
+        mo = self._as_motion(motion, "motion")
+        if mo.model.joint_names != self.model.joint_names:
+            raise InvalidValueError(
+                f"the motion is of model {mo.model.name!r} ({mo.model.nq} coordinates), not "
+                f"of the viewer's {self.model.name!r} ({self.model.nq}); pass it as "
+                "reference= to draw it beside"
+            )
+        if not (np.isfinite(speed) and speed > 0):
+            raise InvalidValueError(f"speed must be > 0, got {speed!r}")
+        with self._lock:
+            self._motion = mo
+            if reference is not None:
+                self._set_reference(self._as_motion(reference, "reference"), offset)
+            tl = self._panel.timeline
+            if tl is None:
+                tl = build_timeline(self._server.gui, mo.n_frames, mo.fps)
+                self._panel.timeline = tl
+                self._wire_timeline(tl)
+            else:
+                tl.frame.max = max(mo.n_frames - 1, 1)
+            tl.speed.value = float(np.clip(speed, tl.speed.min, tl.speed.max))
+            tl.loop.value = loop
+            self._clip_pos = 0.0
+            self._show_frame(0)
+            self._playing = not paused
+            tl.play.label = "Pause" if self._playing else "Play"
+        if self._playback is None:
+            self._playback = threading.Thread(
+                target=self._run_playback, name="kinetree-viewer-clip", daemon=True
+            )
+            self._playback.start()
+
+    def _as_motion(self, motion: Any, what: str) -> Any:
+        from ..anim import Motion
+        from ..io.bvh import BVHClip
+
+        if isinstance(motion, BVHClip):
+            return Motion.from_clip(motion)
+        if isinstance(motion, Motion):
+            return motion
+        raise InvalidValueError(
+            f"{what} must be a Motion or a BVHClip, got {type(motion).__name__}"
+        )
+
+    def _set_reference(self, ref: Any, offset: ArrayLike | None) -> None:
+        if self._reference is not None:
+            self._reference[1].remove()
+        if offset is None:
+            o = np.zeros(3)
+            o[(_AXES.index(self._up) + 1) % 3] = self._size
+        else:
+            o = as_array(offset, "offset", (3,))
+        figure = RobotFigure(self._server.scene, ref.model, ref.q[0], prefix="/reference",
+                             meshes=False, bone_color=(150, 150, 150))  # fmt: skip
+        O = np.eye(4)
+        O[:3, 3] = o
+        self._reference = (ref, figure, O)
+
+    def _wire_timeline(self, tl: Timeline) -> None:
+        @tl.play.on_click
+        def _(_: Any) -> None:
+            if self._playing:
+                self.pause()
+            else:
+                self.resume()
+
+        @tl.frame.on_update
+        def _(event: Any) -> None:
+            if event.client is not None:
+                self.seek(int(event.target.value))
+
+    def pause(self) -> None:
+        """Pause the clip."""
+        self._playing = False
+        if self._panel.timeline is not None:
+            self._panel.timeline.play.label = "Play"
+        self._solver.touch()
+
+    def resume(self) -> None:
+        """Play the clip from where it is."""
+        if self._motion is None:
+            raise InvalidValueError("no clip to play; call play(motion) first")
+        self._playing = True
+        if self._panel.timeline is not None:
+            self._panel.timeline.play.label = "Pause"
+
+    def seek(self, frame: int) -> None:
+        """Show clip frame ``frame`` (from 0); playing goes on from there."""
+        if self._motion is None:
+            raise InvalidValueError("no clip loaded; call play(motion) first")
+        n = self._motion.n_frames
+        if not 0 <= int(frame) < n:
+            raise InvalidValueError(f"frame must be in [0, {n - 1}], got {frame}")
+        with self._lock:
+            self._clip_pos = float(frame)
+            self._show_frame(int(frame))
+        self._solver.touch()
+
+    @property
+    def frame(self) -> int | None:
+        """The clip frame shown (None without a clip)."""
+        return None if self._motion is None else int(self._clip_pos)
+
+    def _show_frame(self, i: int) -> None:
+        mo = self._motion
+        self._set_q(np.asarray(mo.q[i]), snap_targets=True)
+        if self._reference is not None:
+            ref, figure, O = self._reference
+            j = min(round(i / mo.fps * ref.fps), ref.n_frames - 1)
+            figure.update(O @ np.asarray(ref.model.fk_all(ref.q[j])))
+        tl = self._panel.timeline
+        if tl is not None:
+            tl.frame.value = i
+            tl.clock.content = f"frame {i + 1} / {mo.n_frames}, t = {i / mo.fps:.2f} s"
+
+    def _run_playback(self) -> None:
+        last = time.perf_counter()
+        shown = -1
+        while not self._closed.is_set():
+            now = time.perf_counter()
+            dt, last = now - last, now
+            mo, tl = self._motion, self._panel.timeline
+            if self._playing and mo is not None and tl is not None:
+                with self._lock:
+                    pos = self._clip_pos + dt * mo.fps * float(tl.speed.value)
+                    if pos >= mo.n_frames:
+                        if tl.loop.value:
+                            pos %= mo.n_frames
+                        else:
+                            pos = mo.n_frames - 1.0
+                            self._playing = False
+                            tl.play.label = "Play"
+                    self._clip_pos = pos
+                    if int(pos) != shown:
+                        shown = int(pos)
+                        self._show_frame(shown)
+            else:
+                shown = -1
+            self._closed.wait(max(0.0, 1.0 / _PLAYBACK_HZ - (time.perf_counter() - now)))
+
+    # --- lifetime --------------------------------------------------------------------
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until :meth:`close`, Ctrl+C, or ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with contextlib.suppress(KeyboardInterrupt):
+            while not self._closed.is_set():
+                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                if left <= 0:
+                    return
+                self._closed.wait(left)
+
+    def _stop_server(self) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._server.stop()
+
+    def close(self) -> None:
+        """Stop the server and the viewer's threads."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._playing = False
+        self._solver.stop()
+        if self._playback is not None:
+            self._playback.join(timeout=5.0)
+        self._stop_server()
+
+    def __enter__(self) -> Viewer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed.is_set() else self.url
+        return f"Viewer({self.model.name!r}, {state}, targets={list(self._target_T)})"
