@@ -26,9 +26,12 @@ from ..spatial import matrix_to_quaternion
 
 __all__ = ["RobotFigure", "model_size"]
 
-_BONE_COLOR = (40, 110, 200)
-_JOINT_COLOR = (250, 250, 250)
+_BONE_COLOR = (30, 90, 200)
+_JOINT_COLOR = (50, 50, 60)
 _COLLISION_OPACITY = 0.45
+# Visual colours a little darker than the files say: white links on the viewer's white
+# background would lose their outline.
+_VISUAL_SHADE = 0.85
 
 
 def model_size(model: Model, q: np.ndarray) -> float:
@@ -38,8 +41,8 @@ def model_size(model: Model, q: np.ndarray) -> float:
     return size if size > 1e-9 else 1.0
 
 
-def _rgb(color: tuple[float, float, float]) -> tuple[int, int, int]:
-    r, g, b = (round(255 * min(max(c, 0.0), 1.0)) for c in color)
+def _rgb(color: tuple[float, float, float], shade: float = 1.0) -> tuple[int, int, int]:
+    r, g, b = (round(255 * shade * min(max(c, 0.0), 1.0)) for c in color)
     return (r, g, b)
 
 
@@ -75,13 +78,15 @@ class RobotFigure:
             )
         #: True when the model is drawn with meshes (some visual shape could be drawn).
         self.has_meshes = bool(self.visual.parts)
-        # Bones of the links whose visual mesh is missing: drawn even with meshes shown.
-        broken = {names.index(f) for f, _ in self.visual.missing} - {
-            names.index(f) for f in self.visual.frames
-        }
-        self.patch_bones = np.array(
-            [b for b in self.bones.tolist() if b[0] in broken], dtype=np.int64
-        ).reshape(-1, 2)
+        # Bones of the links with a missing mesh, drawn even with meshes shown: from the
+        # link to its children, or from its parent to it for a leaf.
+        broken = {names.index(f) for f, _ in self.visual.missing}
+        parents = {int(c): int(p) for p, c in self.bones}
+        pairs = [b for b in self.bones.tolist() if b[0] in broken]
+        pairs += [[parents[f], f] for f in broken if f in parents and f not in self.bones[:, 0]]
+        self.patch_bones = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        #: Frames drawn as a skeleton because a mesh of theirs could not be read.
+        self.skeleton_frames = tuple(names[f] for f in sorted(broken))
         T = np.asarray(model.fk_all(q))
         wxyz = matrix_to_quaternion(T[:, :3, :3])
         self.nodes = [
@@ -94,7 +99,8 @@ class RobotFigure:
         index = {n: i for i, n in enumerate(names)}
         self.mesh_handles = [
             scene.add_mesh_simple(
-                f"{prefix}/f{index[p.frame]}/visual{j}", p.vertices, p.faces, color=_rgb(p.color),
+                f"{prefix}/f{index[p.frame]}/visual{j}", p.vertices, p.faces,
+                color=_rgb(p.color, _VISUAL_SHADE),
             )
             for j, p in enumerate(self.visual.parts)
         ]  # fmt: skip
@@ -127,7 +133,7 @@ class RobotFigure:
     ) -> tuple[Any, Any, np.ndarray]:
         lines = self.scene.add_line_segments(
             f"{self.prefix}_{name}/bones", self._segments(pairs, T), self.bone_color,
-            thickness=0.012 * self.size, visible=visible,
+            thickness=0.015 * self.size, visible=visible,
         )  # fmt: skip
         joints = np.unique(pairs) if len(pairs) else np.arange(len(T))
         dots = self.scene.add_point_cloud(

@@ -156,7 +156,7 @@ class Viewer:
             self._figure = RobotFigure(self._server.scene, m, self._q, meshes=meshes,
                                        size=self._size)  # fmt: skip
             self._set_scene()
-            pin_frames = [f for f in m.end_effectors if f not in names] + names
+            pin_frames = list(dict.fromkeys([*m.end_effectors, *names]))
             self._panel: Panel = build_panel(
                 self._server.gui, m, self._q, size=self._size, note=note,
                 has_meshes=self._figure.has_meshes, pin_frames=pin_frames,
@@ -214,30 +214,60 @@ class Viewer:
         """Whether the model is drawn with meshes."""
         return self._figure.has_meshes
 
+    @property
+    def skeleton_frames(self) -> tuple[str, ...]:
+        """Frames drawn as a skeleton because a mesh of theirs could not be read."""
+        return self._figure.skeleton_frames
+
+    def joint_sliders(self) -> dict[str, float]:
+        """The joint sliders' values by coordinate name [rad, m] (within their limits)."""
+        with self._lock:
+            return {
+                self.model.joint_names[k]: float(s.value) for k, s in self._panel.sliders.items()
+            }
+
     # --- scene ----------------------------------------------------------------------
 
     def _set_scene(self) -> None:
         scene = self._server.scene
         scene.set_up_direction("+" + self._up)
+        self._floor = None
+        self._frame_view(self._drawn(np.asarray(self.model.fk_all(self._q))[:, :3, 3]))
+
+    def _drawn(self, P: np.ndarray) -> np.ndarray:
+        """The points of ``P`` (..., n_frames, 3) that the skeleton draws (a BVH file's
+        world frame, left at the origin while the figure walks, is not one), flattened."""
+        pairs = self._figure.bones
+        keep = np.unique(pairs) if len(pairs) else np.arange(P.shape[-2])
+        return P[..., keep, :].reshape(-1, 3)
+
+    def _frame_view(self, P: np.ndarray) -> None:
+        """Put the floor grid under the points ``P`` (k, 3) and aim new pages' camera at
+        them."""
+        scene = self._server.scene
         up = _AXES.index(self._up)
         h1, h2 = (up + 1) % 3, (up + 2) % 3
-        P = np.asarray(self.model.fk_all(self._q))[:, :3, 3]
         lo, hi = P.min(axis=0), P.max(axis=0)
         center = (lo + hi) / 2.0
-        s = self._size
-        # A floor grid under the model, one tenth of its size per cell.
+        s = max(float(np.max(hi - lo)), self._size)
         floor = center.copy()
         floor[up] = lo[up]
         plane = {"z": "xy", "y": "zx", "x": "yz"}[self._up]
-        cell = _nice(s / 10.0)
-        scene.add_grid("/floor", width=4 * s, height=4 * s, plane=plane, cell_size=cell,
-                       section_size=5 * cell, position=floor)  # fmt: skip
+        cell = _nice(self._size / 10.0)
+        if self._floor is not None:
+            self._floor.remove()
+        # A floor grid under everything, one tenth of the model's size per cell.
+        self._floor = scene.add_grid(
+            "/floor", width=2 * s + 2 * self._size, height=2 * s + 2 * self._size,
+            plane=plane, cell_size=cell, section_size=5 * cell, position=floor,
+            fade_distance=20 * (s + self._size),
+        )  # fmt: skip
         # The camera: in front, to the right, a little above.
         d = np.zeros(3)
         d[h1], d[h2], d[up] = 1.0, -1.3, 0.6
         cam = self._server.initial_camera
         cam.look_at = tuple(center)
-        cam.position = tuple(center + 2.2 * s * d / np.linalg.norm(d))
+        cam.position = tuple(center + 1.1 * s * d / np.linalg.norm(d))
         cam.up = tuple(np.eye(3)[up])
 
     def _check_q(self, q: ArrayLike) -> np.ndarray:
@@ -292,13 +322,13 @@ class Viewer:
 
         Dragging it solves IK; a frame that has one already keeps it.
         """
-        name = self.model.frame_names[self.model.frame_index(frame)]
+        name = self._frame_name(frame)
         if name in self._gizmos:
             return
         with self._lock:
             T = np.asarray(self.model.fk(self._q, name))
             handle = self._server.scene.add_transform_controls(
-                f"/targets/t{len(self._gizmos)}", scale=0.22 * self._size, line_width=3.0,
+                f"/targets/t{len(self._gizmos)}", scale=0.15 * self._size, line_width=3.0,
                 depth_test=False, wxyz=matrix_to_quaternion(T[:3, :3]), position=T[:3, 3],
             )  # fmt: skip
             self._server.scene.add_label(f"{handle.name}/label", name, visible=True)
@@ -312,6 +342,21 @@ class Viewer:
                 self._playing = False
             self._target_T[name] = _pose(event.target.wxyz, event.target.position)
             self._solver.submit(name)
+
+    def _frame_name(self, frame: str | None) -> str:
+        """``frame`` checked (an unknown name raises, listing the frames); None: the
+        first end effector."""
+        self.model.frame_index(frame)
+        return frame if frame is not None else self.model.end_effectors[0]
+
+    def gizmo_name(self, frame: str) -> str:
+        """The scene name of ``frame``'s gizmo (what a page's drag messages carry)."""
+        handle = self._gizmos.get(frame)
+        if handle is None:
+            raise InvalidValueError(
+                f"frame {frame!r} has no gizmo; frames with one: {', '.join(self._gizmos)}"
+            )
+        return str(handle.name)
 
     def remove_target(self, frame: str) -> None:
         """Take the gizmo off ``frame``."""
@@ -331,8 +376,8 @@ class Viewer:
         that solve (None when it raised: see :attr:`status`); else it returns None
         at once.
         """
-        self.add_target(frame)
-        name = self.model.frame_names[self.model.frame_index(frame)]
+        name = self._frame_name(frame)
+        self.add_target(name)
         t = as_array(target, "target")
         with self._lock:
             T = self._target_T[name].copy()
@@ -398,12 +443,11 @@ class Viewer:
     def _ik_request(self) -> tuple[dict[str, Any], dict[str, Any], np.ndarray]:
         p = self._panel
         mode = p.mode.value
-        targets: dict[str, Any] = {
-            f: T.copy() if mode == "pose" else Position(T[:3, 3].copy())
-            for f, T in list(self._target_T.items())
-        }
-        for f, T in self._pins.items():
-            targets.setdefault(f, T.copy())
+        # A pinned frame keeps its pose at pin time, whether it has a gizmo or not.
+        targets: dict[str, Any] = {f: T.copy() for f, T in self._pins.items()}
+        for f, T in list(self._target_T.items()):
+            if f not in targets:
+                targets[f] = T.copy() if mode == "pose" else Position(T[:3, 3].copy())
         options: dict[str, Any] = {"method": p.method.value}
         active = p.active.value
         if active == ACTIVE_CHAINS:
@@ -585,6 +629,8 @@ class Viewer:
                 tl.frame.max = max(mo.n_frames - 1, 1)
             tl.speed.value = float(np.clip(speed, tl.speed.min, tl.speed.max))
             tl.loop.value = loop
+            every = mo.q[:: max(1, mo.n_frames // 60)]
+            self._frame_view(self._drawn(np.asarray(self.model.fk_all(every))[..., :3, 3]))
             self._clip_pos = 0.0
             self._show_frame(0)
             self._playing = not paused
