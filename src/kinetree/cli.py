@@ -704,6 +704,14 @@ def animate_cmd(
         float, typer.Option("--step", metavar="ALPHA", help="Seed 000's alpha per frame.")
     ] = 0.1,
     fps: Annotated[int, typer.Option("--fps", metavar="N", help="Frames per second.")] = 20,
+    meshes: Annotated[
+        bool,
+        typer.Option(
+            "--meshes/--no-meshes",
+            help="Draw the robot's meshes when it has some (a built-in robot's need "
+            "kinetree[meshes]), or only sticks.",
+        ),
+    ] = True,
 ) -> None:
     """Animate the reach toward a target, one IK step per frame (seed 000's figure)."""
     from . import anim, viz
@@ -714,7 +722,9 @@ def animate_cmd(
     p = np.array(target, dtype=float)
     motion = anim.reach(m, p, frame, method=method, step=step, active=active or None)
     out = _output(output)
-    path = viz.animate(m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
+    path = viz.animate(
+        m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0], meshes=meshes
+    )
     result = motion.metadata["result"]
     typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
 

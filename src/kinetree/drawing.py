@@ -40,6 +40,7 @@ __all__ = [
     "bones",
     "decimate",
     "frame_parents",
+    "missing_bones",
     "model_parts",
     "shape_triangles",
 ]
@@ -120,6 +121,19 @@ def bones(model: Any) -> np.ndarray:
     parents = frame_parents(model)
     child = np.flatnonzero(parents >= 0)
     return np.stack([parents[child], child], axis=-1).astype(np.int64).reshape(-1, 2)
+
+
+def missing_bones(model: Any, parts: Parts) -> np.ndarray:
+    """``(k, 2)`` bones that stand in for the meshes of ``parts.missing``: from each link
+    with a missing mesh to its children, or from its parent to it for a leaf."""
+    names = list(model.frame_names)
+    all_bones = bones(model)
+    broken = {names.index(f) for f, _ in parts.missing}
+    parents = {int(c): int(p) for p, c in all_bones}
+    heads = set(all_bones[:, 0].tolist())
+    pairs = [b for b in all_bones.tolist() if b[0] in broken]
+    pairs += [[parents[f], f] for f in sorted(broken) if f in parents and f not in heads]
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
 # --- tessellation of the primitive shapes ------------------------------------------------

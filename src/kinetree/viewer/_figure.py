@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..drawing import Parts, bones, model_parts
+from ..drawing import Parts, bones, missing_bones, model_parts
 from ..geometry import GeometryWarning
 from ..model import Model
 from ..spatial import matrix_to_quaternion
@@ -78,15 +78,10 @@ class RobotFigure:
             )
         #: True when the model is drawn with meshes (some visual shape could be drawn).
         self.has_meshes = bool(self.visual.parts)
-        # Bones of the links with a missing mesh, drawn even with meshes shown: from the
-        # link to its children, or from its parent to it for a leaf.
-        broken = {names.index(f) for f, _ in self.visual.missing}
-        parents = {int(c): int(p) for p, c in self.bones}
-        pairs = [b for b in self.bones.tolist() if b[0] in broken]
-        pairs += [[parents[f], f] for f in broken if f in parents and f not in self.bones[:, 0]]
-        self.patch_bones = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        # Bones of the links with a missing mesh, drawn even with meshes shown.
+        self.patch_bones = missing_bones(model, self.visual)
         #: Frames drawn as a skeleton because a mesh of theirs could not be read.
-        self.skeleton_frames = tuple(names[f] for f in sorted(broken))
+        self.skeleton_frames = tuple(dict.fromkeys(f for f, _ in self.visual.missing))
         T = np.asarray(model.fk_all(q))
         wxyz = matrix_to_quaternion(T[:, :3, :3])
         self.nodes = [

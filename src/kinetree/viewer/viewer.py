@@ -367,7 +367,7 @@ class Viewer:
             handle.remove()
 
     def set_target(
-        self, frame: str, target: ArrayLike, *, wait: bool = True, timeout: float = 30.0
+        self, frame: str, target: ArrayLike, *, wait: bool = True, timeout: float = 120.0
     ) -> IKResult | None:
         """Move ``frame``'s gizmo to ``target`` (a 4x4 pose or a point [m]) as a drag
         would, and solve IK.
@@ -455,6 +455,13 @@ class Viewer:
             options["active"] = tuple(j for j in self.model.joint_names if j in moving)
         elif active != ACTIVE_ALL:
             options["active"] = active
+        # Frames no active joint moves stay where they are anyway: not targets.
+        mask = self.model.active_mask(options.get("active"))
+        targets = {
+            f: t
+            for f, t in targets.items()
+            if mask[self.model.joint_indices(self.model.chain(f))].any()
+        }
         if not p.restarts.value:
             options["restarts"] = 0
         if p.rest.value == "neutral":
@@ -469,6 +476,10 @@ class Viewer:
             if not self._target_T:
                 return
             targets, options, q0 = self._ik_request()
+        if not targets:
+            frames = ", ".join(self._target_T)
+            self._set_status(f"**IK:** no active joint moves {html.escape(frames)}")
+            return
         try:
             r = self.model.ik(targets, q0=q0, **options)
         except KinetreeError as exc:

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..drawing import frame_parents
+from ..drawing import Parts, frame_parents
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import JointType
+from .meshes import DEFAULT_MAX_FACES, MeshLayer, visual_parts
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -383,10 +384,15 @@ class _Skeleton:
         frames: list[int],
         triad_length: float,
         linewidth: float = 2.5,
+        mesh: MeshLayer | None = None,
     ) -> None:
         self.model = model
         self.plane = plane
-        self.chains = _chains(model)
+        self.mesh = mesh
+        # With meshes, lines only for the bones of links whose mesh is missing.
+        self.chains = _chains(model) if mesh is None else [list(b) for b in mesh.patch_bones]
+        if mesh is not None:
+            show_joints = False
         self.frames = frames
         self.triad_length = triad_length
         self.show_joints = show_joints
@@ -418,11 +424,15 @@ class _Skeleton:
     def artists(self) -> list[Any]:
         """Every artist that moves with the configuration."""
         out = [*self.lines, *(line for triad in self.triads for line in triad)]
+        if self.mesh is not None:
+            out.insert(0, self.mesh.collection)
         return out + [a for a in (self.joints, self.root) if a is not None]
 
     def update(self, T: np.ndarray) -> None:
         """Move the artists to frame poses ``T`` (n_frames, 4, 4)."""
         V = _view(self.model, T[:, :3, 3], self.plane)
+        if self.mesh is not None:
+            self.mesh.update(T)
         for line, chain in zip(self.lines, self.chains):
             _set_line(line, V[chain])
         if self.joints is not None:
@@ -467,10 +477,19 @@ def _draw_on(
     label: str | None,
     show_joints: bool,
     extra_points: np.ndarray | None = None,
+    parts: Parts | None = None,
+    max_faces: int = DEFAULT_MAX_FACES,
 ) -> _Skeleton:
-    """Draw one configuration (poses ``T``) on ``ax``; update limits; return the artists."""
+    """Draw one configuration (poses ``T``) on ``ax``; update limits; return the artists.
+
+    ``parts``: visual meshes to draw instead of the stick figure (3D only).
+    """
     V = _view(model, T[:, :3, 3], plane)
     _include(ax, V)
+    mesh = None
+    if parts is not None and plane is None:
+        mesh = MeshLayer(ax, model, parts, T, lambda P: _view(model, P, None), max_faces=max_faces)
+        _include(ax, mesh.points)
     if targets:
         tp = np.array([t if t.shape == (3,) else t[:3, 3] for t in targets])
         _include(ax, _view(model, tp, plane))
@@ -485,7 +504,7 @@ def _draw_on(
         color = _next_color(ax)
     skel = _Skeleton(
         ax, model, T, plane=plane, color=color, label=label, show_joints=show_joints,
-        frames=frames, triad_length=length,
+        frames=frames, triad_length=length, mesh=mesh,
     )  # fmt: skip
     setattr(ax, _SKELETONS_ATTR, [*getattr(ax, _SKELETONS_ATTR, []), skel])
     _draw_targets(ax, model, targets, plane, length)
@@ -504,8 +523,10 @@ def draw(
     label: str | None = None,
     plane: str | None = None,
     show_joints: bool = True,
+    meshes: bool | None = None,
+    max_faces: int = DEFAULT_MAX_FACES,
 ) -> Axes:
-    """Draw ``model`` at configuration ``q`` as a stick figure; return the axes.
+    """Draw ``model`` at configuration ``q`` (a stick figure, or its meshes); return the axes.
 
     Args:
         model: the model.
@@ -522,6 +543,11 @@ def draw(
         plane: ``"xy"``, ``"xz"`` or ``"yz"`` for a 2D projection in world
             coordinates; default 3D, or ``"xy"`` for planar models.
         show_joints: mark every frame with a dot and the root with a square.
+        meshes: None: draw the model's visual meshes when it has some (a URDF loaded
+            with them); True: also a built-in robot's, from its description package
+            (``kinetree[meshes]``); False: the stick figure. 3D pictures only; a link
+            whose mesh is missing is drawn as sticks.
+        max_faces: triangles in the picture at most (meshes are thinned to fit).
 
     Raises:
         ShapeError: ``q`` is not ``(dof,)``.
@@ -538,9 +564,10 @@ def draw(
         ax = _make_axes(fig, plane)
     if not getattr(ax, _SKELETONS_ATTR, None):
         _label_axes(ax, model, plane)
+    parts = visual_parts(model, meshes) if plane is None else None
     _draw_on(
         ax, model, model.fk_all(qv), plane, targets=tlist, frames=frame_ids, color=color,
-        label=label, show_joints=show_joints,
+        label=label, show_joints=show_joints, parts=parts, max_faces=max_faces,
     )  # fmt: skip
     if label is not None:
         ax.legend(loc="upper left", fontsize="small", framealpha=0.8)
@@ -577,7 +604,7 @@ def draw_many(
     for i, qv in enumerate(Q):
         draw(
             model, qv, ax, targets=tlist if i == len(Q) - 1 else None, frames=frames,
-            label=None if labels is None else labels[i], plane=plane,
+            label=None if labels is None else labels[i], plane=plane, meshes=False,
         )  # fmt: skip
     if title:
         ax.set_title(title)
@@ -599,6 +626,7 @@ def side_by_side(
     plane: str | None = None,
     suptitle: str | None = None,
     panel_size: float = 4.0,
+    meshes: bool | None = None,
 ) -> Figure:
     """One figure with one panel per configuration, all on the same scale.
 
@@ -612,6 +640,7 @@ def side_by_side(
         plane: 2D projection as in :func:`draw`.
         suptitle: a title over all panels.
         panel_size: inches per panel.
+        meshes: draw meshes, as in :func:`draw`.
 
     Returns:
         The figure (e.g. "the humanoid's three reach cases side by side").
@@ -649,12 +678,14 @@ def side_by_side(
         fig.subplots_adjust(wspace=step - 1.0 if n > 1 else 0.0)
     else:
         fig = _new_figure((panel_size * n, height), plane)
+    parts = visual_parts(model, meshes) if plane is None else None
     for i in range(n):
         ax = _make_axes(fig, plane, 1, n, i + 1)
         _label_axes(ax, model, plane)
         _draw_on(
             ax, model, Ts[i], plane, targets=per_panel[i], frames=frame_ids, color="C0",
-            label=None, show_joints=True, extra_points=all_points,
+            label=None, show_joints=True, extra_points=all_points, parts=parts,
+            max_faces=DEFAULT_MAX_FACES // n,
         )  # fmt: skip
         if titles is not None:
             ax.set_title(titles[i], fontsize=11)
