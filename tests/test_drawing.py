@@ -37,7 +37,7 @@ def test_primitives_are_closed_outward_surfaces_of_the_right_size(shape, volume)
     V, F = drawing.shape_triangles(shape, segments=64)
     assert F.min() >= 0 and F.max() < len(V)
     assert _volume(V, F) == pytest.approx(volume, rel=0.01)  # > 0: faces point outwards
-    V8, F8 = drawing.shape_triangles(shape, segments=8)
+    _, F8 = drawing.shape_triangles(shape, segments=8)
     assert len(F8) <= len(F)
 
 

@@ -13,8 +13,8 @@ ImageSequence = pytest.importorskip("PIL.ImageSequence")
 
 import kinetree  # noqa: E402
 from kinetree import viz  # noqa: E402
-from kinetree.errors import ShapeError, UnknownNameError, UnsupportedError  # noqa: E402
 from kinetree.drawing import frame_parents  # noqa: E402
+from kinetree.errors import ShapeError, UnknownNameError, UnsupportedError  # noqa: E402
 from kinetree.viz.plot import _is_planar  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
