@@ -267,7 +267,8 @@ class Viewer:
         d[h1], d[h2], d[up] = 1.0, -1.3, 0.6
         cam = self._server.initial_camera
         cam.look_at = tuple(center)
-        cam.position = tuple(center + 1.1 * s * d / np.linalg.norm(d))
+        distance = 1.8 * self._size + 0.5 * (s - self._size)
+        cam.position = tuple(center + distance * d / np.linalg.norm(d))
         cam.up = tuple(np.eye(3)[up])
 
     def _check_q(self, q: ArrayLike) -> np.ndarray:
@@ -348,6 +349,12 @@ class Viewer:
         first end effector."""
         self.model.frame_index(frame)
         return frame if frame is not None else self.model.end_effectors[0]
+
+    def frame_node(self, frame: str) -> str:
+        """The scene name of the node that carries ``frame``'s meshes (its pose is the
+        frame's world pose; a page receives it on every move)."""
+        self.model.frame_index(frame)
+        return str(self._figure.nodes[self.model.frame_names.index(frame)].name)
 
     def gizmo_name(self, frame: str) -> str:
         """The scene name of ``frame``'s gizmo (what a page's drag messages carry)."""
