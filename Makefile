@@ -34,7 +34,7 @@ bench-peers: $(STAMP)
 	$(BIN)/pip install -q -e ".[peers]"
 
 test-interop: $(STAMP)
-	$(BIN)/pip install -q example-robot-data
+	$(BIN)/pip install -q example-robot-data dm-control gymnasium-robotics
 	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
 
 # The viewer in headless Chromium (Debian's chromium, installed when missing; playwright

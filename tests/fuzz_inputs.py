@@ -5,9 +5,9 @@ Four kinds of input, each grown from real seeds:
 * ``urdf``: ``src/kinetree/models/data/*.urdf`` and two hand-written URDFs (a
   branching arm with continuous, prismatic, fixed and mimic joints).
 * ``bvh``: ``tests/data/bvh/*.bvh``, each cut to its first three frames.
-* ``mjcf``: three hand-written MuJoCo files. kinetree cannot load MJCF: as
-  ``case.xml`` it must raise a :class:`~kinetree.errors.KinetreeError`; every
-  other case is written as ``case.urdf`` (MJCF text handed to the URDF loader).
+* ``mjcf``: three hand-written MuJoCo files, half the cases written as ``case.xml``
+  (compiled by MuJoCo: :mod:`kinetree.io.mjcf`), the others as ``case.urdf`` (MJCF
+  text handed to the URDF loader).
 * ``dh``: the DH tables of the built-in Panda, UR5 and iiwa, written as the
   Python source of one ``from_dh(...)`` call, so the saved input *is* the
   reproducer.

@@ -888,7 +888,7 @@ def test_urdf_duplicate_links_are_still_reported(tmp_path: Path) -> None:
     raises_kinetree(lambda: load_urdf(p), ModelStructureError, str(p), "defined twice: a, b")
 
 
-# MJCF is not supported yet: kinetree.load says so, and a URDF must have a <robot> root.
+# MJCF loads through MuJoCo (tests/test_mjcf.py); a URDF must have a <robot> root.
 
 MJCF = """<mujoco model="arm"><worldbody><body name="link1" pos="0 0 0.1">
 <joint name="j1" type="hinge" axis="0 0 1"/></body></worldbody></mujoco>
@@ -896,22 +896,16 @@ MJCF = """<mujoco model="arm"><worldbody><body name="link1" pos="0 0 0.1">
 
 
 @pytest.mark.parametrize("name", ["arm.xml", "arm.XML", "arm.mjcf"])
-def test_load_refuses_mjcf_by_name(name: str, tmp_path: Path) -> None:
+def test_load_reads_mjcf_by_name(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("mujoco")
+    from kinetree.io import MJCFWarning
+
     p = tmp_path / name
     p.write_text(MJCF)
-    msg = raises_kinetree(
-        lambda: kinetree.load(p),
-        UnsupportedError,
-        str(p),
-        "MJCF",
-        "not supported yet",
-        "URDF (.urdf)",
-        "BVH (.bvh)",
-        "from_dh",
-        "panda",
-    )
-    if name == "arm.xml":
-        assert "<mujoco>" in msg
+    # link1 has no mass: MuJoCo would not simulate it; its kinematics load, with a warning
+    with pytest.warns(MJCFWarning, match="would not simulate"):
+        model = kinetree.load(p)
+    assert model.joint_names == ("j1",) and model.frame_names == ("world", "link1")
 
 
 def test_load_xml_with_a_robot_root_points_to_load_urdf(tmp_path: Path) -> None:

@@ -330,3 +330,14 @@ def test_kinetree_load_dispatches_xacro() -> None:
     ref = load_xacro(arm, package_dirs=[DATA / "pkgs"])
     q = m.random_configuration(rng=1)
     np.testing.assert_allclose(m.fk_all(q), ref.fk_all(q), rtol=0, atol=1e-15)
+
+
+def test_bundled_xacro_arm_takes_its_reach_arg() -> None:
+    """The README's xacro arm: the arg ``reach`` [m] sets the shoulder-to-wrist length."""
+    path = kinetree.data.path("xacro_arm")
+    for reach in (0.8, 0.9, 1.3):
+        arm = kinetree.load(path, args={"reach": str(reach)})
+        assert arm.joint_names == tuple(f"joint{k}" for k in range(1, 7))
+        z = arm.fk(arm.neutral())[2, 3]
+        assert z == pytest.approx(0.12 + 0.10 + reach + 0.06 + 0.06, abs=1e-12)
+    assert {g.kind for g in arm.geometry["upper_arm"]} == {"visual", "collision"}

@@ -9,6 +9,7 @@ result.success, result.q
 
 from __future__ import annotations
 
+from . import _compile as _compile  # first: it clears a stale kernel cache
 from . import anim as anim
 from . import data as data
 from . import kinematics as kinematics

@@ -9,18 +9,74 @@ a first call has not returned within a second, and :func:`warmup` (also
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import time
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-__all__ = ["compiled", "notice", "variant", "warmup"]
+__all__ = ["compiled", "fresh_cache", "notice", "variant", "warmup"]
 
 _SEEN: set[int] = set()
 _PRINTED = False
+
+
+def _kernel_sources(package: Path) -> list[Path]:
+    """Every file whose text can end up in compiled code: those that use numba, and
+    ``model.py`` (the joint type values the kernels branch on)."""
+    files = [package / "model.py"]
+    for f in sorted(package.rglob("*.py")):
+        if "numba" in f.read_text(encoding="utf-8", errors="replace"):
+            files.append(f)
+    return files
+
+
+def _digest(package: Path) -> str:
+    h = hashlib.sha1()
+    for f in _kernel_sources(package):
+        h.update(f.relative_to(package).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def fresh_cache() -> None:
+    """Forget kinetree's cached machine code when any of its sources changed since the
+    cache was written.
+
+    numba invalidates a cached function when its own file changes, not when a function
+    it calls or a constant it reads in another file does, so after an edit (or a
+    checkout) a kernel could run stale machine code. A stamp with the digest of every
+    kernel source file sits beside the cache (the package's ``__pycache__`` folders, or
+    ``NUMBA_CACHE_DIR``); when it differs, kinetree's ``.nbi``/``.nbc`` files are
+    deleted and rebuilt on first use. Costs a few milliseconds at import."""
+    import os
+
+    package = Path(__file__).resolve().parent
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    if env:
+        # numba mirrors the source folders under NUMBA_CACHE_DIR (drive/anchor dropped).
+        root = Path(env) / package.relative_to(package.anchor)
+    else:
+        root = package
+    stamp = root / "__pycache__" / "kinetree-sources.digest"
+    digest = _digest(package)
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        for pattern in ("*.nbi", "*.nbc"):
+            for f in root.rglob(pattern):
+                f.unlink(missing_ok=True)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba keeps its cache elsewhere
+        pass
 
 
 def variant(kernel: Any, name: str, options: dict[str, Any] | None = None, **bindings: Any) -> Any:
@@ -106,3 +162,7 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
         model.ik(T[:20])
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
     return time.perf_counter() - t0
+
+
+# Before any kernel can load from the disk cache: kinetree/__init__ imports this first.
+fresh_cache()

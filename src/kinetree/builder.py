@@ -76,6 +76,7 @@ class _Joint:
     hidden_child: bool
     group: str | None
     offset: float = 0.0  # the joint value is q + offset (a one-coordinate joint)
+    base: bool = False  # a node of a free or planar joint (moves whole limbs alike)
 
 
 def _name(value: object, what: str) -> str:
@@ -272,6 +273,7 @@ class ModelBuilder:
         limits: tuple[float, float] | None = None,
         mimic: tuple[str, float, float] | None = None,
         offset: float = 0.0,
+        hidden: bool = False,
     ) -> ModelBuilder:
         """Join ``child`` to ``parent`` by a joint.
 
@@ -299,7 +301,9 @@ class ModelBuilder:
         (source_joint, multiplier, offset) makes this joint follow another instead
         of having a DoF of its own (not on a fixed joint). ``offset`` [rad or m]: the
         joint turns or slides by ``q + offset`` (a one-coordinate joint; MuJoCo's
-        ``ref`` is ``offset = -ref``).
+        ``ref`` is ``offset = -ref``). ``hidden``: ``child`` is an inner node, not a
+        frame (not in :attr:`Model.frame_names`, never an end effector): the anchor of a
+        joint that a loader splits off a body, for instance.
 
         Raises :class:`~kinetree.errors.InvalidValueError` for a name that is not a
         non-empty string, NaN or inf in ``axis``, ``origin`` or ``mimic``, an
@@ -309,10 +313,13 @@ class ModelBuilder:
         ``type``. Every message names the joint.
         """
         if isinstance(type, str) and type in _COMPOUND:
-            return self._add_compound(name, parent, child, type, axis, origin, limits, mimic,
-                                      offset)  # fmt: skip
-        return self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
-                               offset=offset)  # fmt: skip
+            self._add_compound(name, parent, child, type, axis, origin, limits, mimic, offset)
+        else:
+            self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
+                            offset=offset)  # fmt: skip
+        if hidden:
+            self._joints[-1].hidden_child = True
+        return self
 
     def _add_compound(
         self, name: object, parent: object, child: object, type: str, axis: ArrayLike | str,
@@ -353,7 +360,7 @@ class ModelBuilder:
                 _Joint(
                     name=f"{name}_{label}", parent=prev, child=link, type=jt, axis=ax,
                     origin=T if k == 0 else np.eye(4), limits=(-np.inf, np.inf), mimic=None,
-                    dof_name=dof, hidden_child=not last, group=name,
+                    dof_name=dof, hidden_child=not last, group=name, base=True,
                 )
             )  # fmt: skip
             prev = link
@@ -728,7 +735,10 @@ class ModelBuilder:
                     raise unknown_name("frame", f, frames)
             ee = tuple(self._end_effectors)
         elif self.default_end_effectors == "tips":
-            own_dof = np.array([j is not None and j.dof_name is not None for j in order])
+            # A free or planar joint moves every limb below it alike: not a limb's DoF.
+            own_dof = np.array(
+                [j is not None and j.dof_name is not None and not j.base for j in order]
+            )
             ee = movable_tips(node_names, parent, hidden, own_dof, q_index >= 0)
         else:
             has_child = set(parent[parent >= 0].tolist())

@@ -330,10 +330,22 @@ def _is_revolute(model: Model) -> np.ndarray:
     return np.asarray((model.dof_type[model.q_v] == JointType.REVOLUTE) & ~model.quaternion_mask)
 
 
-def _limit_text(value: float, revolute: bool) -> str:
+def _limit_text(value: float, revolute: bool | None) -> str:
+    """A limit in degrees (revolute), metres, or "-" (None: a quaternion's number)."""
+    if revolute is None:
+        return "-"
     if not np.isfinite(value):
         return "-inf" if value < 0 else "inf"
     return f"{np.degrees(value):.1f} deg" if revolute else f"{value:.4f} m"
+
+
+def _cone_text(model: Model, coordinate: str, joint: str) -> str:
+    """The upper-limit cell of a quaternion coordinate: on its ``qw`` row, the largest
+    rotation angle of a limited ball joint."""
+    lim = model.ball_limits.get(joint)
+    if lim is None or not coordinate.endswith("_qw"):
+        return "-"
+    return f"angle <= {np.degrees(lim):.1f} deg"
 
 
 def _visible_parent(model: Model, k: int) -> str:
@@ -420,10 +432,11 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
         k = nodes[i]
         revolute = bool(k >= 0 and m.joint_type[k] == JointType.REVOLUTE)
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
-        if m.quaternion_mask[i]:
-            kind = "quaternion"
         lo, hi = m.limits[i]
         axis = m.axis[k] if k >= 0 else None
+        if m.quaternion_mask[i]:
+            kind = "quaternion"
+            axis = None
         joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
     owners = set(nodes)
     mimic = [
@@ -467,9 +480,10 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     typer.echo(f"source: {source}")
     typer.echo(f"dof: {m.nv}   nq: {m.nq}   frames: {len(m.frame_names)}   units: {m.units}")
     rows = [
-        [i, n, g, t, "?" if a is None else _axis_label(a),
-         _limit_text(lo, t not in ("prismatic", "quaternion")),
-         _limit_text(hi, t not in ("prismatic", "quaternion"))]
+        [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
+         _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
+         _cone_text(m, n, g) if t == "quaternion"
+         else _limit_text(hi, t != "prismatic")]
         for i, n, g, t, a, lo, hi in joints
     ]  # fmt: skip
     typer.echo("\njoints:")

@@ -465,7 +465,7 @@ class Model:
         r = gen.random(shape)
         # lo (1 - r) + hi r: no overflow when hi - lo exceeds the float range.
         q = np.clip(lo * (1.0 - r) + hi * r, lo, hi)
-        qb = q.reshape(-1, self.nq)
+        qb = q.reshape(-1, self.nq) if self.nq else q
         for k in self.ball_nodes:
             s_ = int(self.q_index[k])
             qb[:, s_ : s_ + 4] = _random_quaternions(

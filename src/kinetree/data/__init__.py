@@ -1,8 +1,8 @@
 """Sample files shipped with kinetree, by short name: ``kinetree.data.path("cmu_walk")``.
 
-The command line accepts these names wherever it takes a BVH file
-(``kinetree bvh info cmu_walk``), so the README's examples work from a fresh
-install. Sources and licences are in ``README.md`` next to the files.
+The command line accepts these names wherever it takes a BVH file or a model
+(``kinetree bvh info cmu_walk``, ``kinetree info biped``), so the README's examples
+work from a fresh install. Sources and licences are in ``README.md`` next to the files.
 
 ======== ==================== =====================================================
 name     file                 what
@@ -10,6 +10,10 @@ name     file                 what
 cmu_walk cmu_12_01_walk.bvh   CMU subject 12 trial 1: a walk, 31 joints, 524 frames
                               at 120 fps, ZYX channels, Y-up
                               (CMU Graphics Lab Motion Capture Database)
+biped    biped.xml            a small MJCF humanoid: free torso, ball shoulders and
+                              hips, hinge elbows, knees and ankles (written here)
+xacro_arm arm.urdf.xacro      a six-joint arm in xacro, its reach the arg ``reach``
+                              [m] (written here)
 ======== ==================== =====================================================
 """
 
@@ -25,6 +29,8 @@ __all__ = ["FILES", "names", "path"]
 #: Short name -> file name inside this package.
 FILES: dict[str, str] = {
     "cmu_walk": "cmu_12_01_walk.bvh",
+    "biped": "biped.xml",
+    "xacro_arm": "arm.urdf.xacro",
 }
 
 

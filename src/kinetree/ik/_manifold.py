@@ -3,8 +3,9 @@
 A ball node's rotation is four numbers of ``q`` (w, x, y, z) and three of a motion,
 the angular velocity in the node's own frame. A step ``w`` turns the quaternion to
 ``quat * exp(w)``; nothing ever adds to a quaternion. These helpers work on one
-quaternion in place at ``q[s:s + 4]``, allocate nothing, and are inlined into the
-loop (``_loop``, ``_steps``).
+quaternion in place at ``q[s:s + 4]`` and allocate nothing. The loop (``_loop``,
+``_steps``) calls them rather than inlining them: they run only for quaternion joints,
+and inlined copies would add to every driver's compile time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from numba import njit
 from ._tasks import rand01
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def normalize_quat(q: np.ndarray, s: int) -> None:
     """Scale ``q[s:s + 4]`` to unit length with ``w >= 0``; a zero (or non-finite norm)
     quaternion becomes the identity only when it is exactly zero, NaN stays NaN."""
@@ -35,7 +36,7 @@ def normalize_quat(q: np.ndarray, s: int) -> None:
         q[s + c] *= inv
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def quat_step(q: np.ndarray, s: int, wx: float, wy: float, wz: float) -> None:
     """``q[s:s + 4] <- q * exp(w)``: turn by the rotation vector ``w`` [rad] given in the
     joint's own frame, then renormalise."""
@@ -55,7 +56,7 @@ def quat_step(q: np.ndarray, s: int, wx: float, wy: float, wz: float) -> None:
     normalize_quat(q, s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def clamp_angle(q: np.ndarray, s: int, limit: float) -> bool:
     """Bring a unit quaternion (``w >= 0``) within ``limit`` [rad] of the identity along
     its own axis (the ball joint's cone of rotations); True when it was outside."""
@@ -71,7 +72,7 @@ def clamp_angle(q: np.ndarray, s: int, limit: float) -> bool:
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def log_between(q: np.ndarray, s: int, r: np.ndarray, out: np.ndarray, o: int) -> None:
     """``out[o:o + 3]`` = the rotation vector [rad] that turns ``q[s:s+4]`` into
     ``r[s:s+4]``, in the joint's own frame: ``log(conj(q) * r)``, the short way round."""
@@ -90,7 +91,7 @@ def log_between(q: np.ndarray, s: int, r: np.ndarray, out: np.ndarray, o: int) -
     out[o + 2] = k * z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def random_rotation(q: np.ndarray, s: int, limit: float, rng: np.ndarray) -> None:
     """A random unit quaternion into ``q[s:s + 4]``: uniform over all rotations without
     a limit, else a uniform axis turned by an angle uniform in [0, limit]."""

@@ -97,7 +97,6 @@ def message(success: bool, reachable: bool, iterations: int = 0, restarts: int =
 
 
 def one_result(
-    *,
     q: np.ndarray,
     success: bool,
     position_error: np.ndarray,
@@ -111,13 +110,15 @@ def one_result(
     history: np.ndarray | None = None,
     error_history: np.ndarray | None = None,
 ) -> IKResult:
-    """The :class:`IKResult` of one solve (errors already finite or inf, never NaN)."""
+    """The :class:`IKResult` of one solve (errors already finite or inf, never NaN).
+
+    The compiled path calls it positionally and it builds the result positionally: on
+    Python 3.11 keyword arguments to a 13-field dataclass cost 2.4 us against 0.8 us,
+    a sixth of a whole Panda solve (measured, ``docs/benchmarks.md``)."""
     return IKResult(
-        q=q, success=success, position_error=position_error,
-        orientation_error=orientation_error, iterations=iterations, restarts=restarts,
-        elapsed=elapsed, message=message(success, reachable, iterations, restarts),
-        reachable=reachable, history=history, error_history=error_history, frames=frames,
-        method=method,
+        q, success, position_error, orientation_error, iterations, restarts, elapsed,
+        message(success, reachable, iterations, restarts), reachable, history, error_history,
+        frames, method,
     )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ sit beside them and return the same :class:`~.result.IKResult`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import weakref
 from typing import Any
@@ -128,12 +129,18 @@ _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
 _NO_POINT = np.zeros((1, 3))
 _PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
 _NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
+#: The last plain template handed out, by identity of model and options: (model, opts,
+#: frame, position, template). It keeps one model alive, as its template does anyway.
+_LAST_PLAIN: list[Any] = [None, None, None, None, None]
 
 
 def _plain_template(
     model: Model, frame: str | None, opts: IKOptions, position: bool = False
 ) -> Template:
     """The cached template of one plain pose (or ``position``) target on ``frame``."""
+    last = _LAST_PLAIN
+    if last[0] is model and last[1] is opts and last[2] is frame and last[3] is position:
+        return last[4]  # a control loop or animation repeats the same call
     cache = _PLAIN.get(model)
     if cache is None:
         cache = _PLAIN[model] = {}
@@ -148,6 +155,7 @@ def _plain_template(
         if len(cache) >= 64:
             cache.clear()
         cache[key] = tpl
+    _LAST_PLAIN[:] = [model, opts, frame, position, tpl]
     return tpl
 
 
@@ -174,7 +182,7 @@ def _solve_poses(
     """Pose targets ``(..., 4, 4)`` straight into the compiled kernels."""
     tpl = _plain_template(model, frame, opts)
     batch = P.shape[:-2]
-    B = int(np.prod(batch)) if batch else 1
+    B = math.prod(batch)
     if B == 0:
         raise InvalidValueError(f"the batch of target poses is empty (shape {P.shape})")
     P = _writable(P).reshape(B, 4, 4)
@@ -269,13 +277,11 @@ def _single(
     status, iters, restarts, n, reach = row[i : i + L.R_SIZE].tolist()
     if status > L.ST_NOT_CONVERGED:
         raise_status(int(status))
+    # Positional: keyword calls cost microseconds here (see one_result).
     return one_result(
-        q=row[:nq], success=status == L.ST_OK, position_error=row[nq : nq + T],
-        orientation_error=row[nq + T : nq + 2 * T], iterations=int(iters),
-        restarts=int(restarts), reachable=reach != 0.0, elapsed=time.perf_counter() - t0,
-        frames=tpl.frames, method=tpl.method,
-        history=hist_q[: int(n)].copy() if rows else None,
-        error_history=hist_e[: int(n)].copy() if rows else None,
+        row[:nq], status == L.ST_OK, row[nq : nq + T], row[nq + T : nq + 2 * T], int(iters),
+        int(restarts), reach != 0.0, time.perf_counter() - t0, tpl.frames, tpl.method,
+        hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
     )  # fmt: skip
 
 

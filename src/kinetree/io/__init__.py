@@ -16,12 +16,26 @@ from .bvh import read_bvh as read_bvh
 from .bvh import write_bvh as write_bvh
 from .dh import DHRow as DHRow
 from .dh import from_dh as from_dh
+from .mjcf import MJCFWarning as MJCFWarning
+from .mjcf import from_mujoco as from_mujoco
+from .mjcf import load_mjcf as load_mjcf
 from .urdf import load_urdf as load_urdf
 
-__all__ = ["BVHClip", "DHRow", "from_dh", "load", "load_urdf", "read_bvh", "write_bvh"]
+__all__ = [
+    "BVHClip",
+    "DHRow",
+    "MJCFWarning",
+    "from_dh",
+    "from_mujoco",
+    "load",
+    "load_mjcf",
+    "load_urdf",
+    "read_bvh",
+    "write_bvh",
+]
 
 _FORMATS = (".urdf", ".bvh", ".xacro")
-_MJCF = (".xml", ".mjcf")  # MuJoCo's suffixes: refused with a message that says so
+_MJCF = (".xml", ".mjcf")  # MuJoCo's suffixes (MJCF, through the mujoco package)
 
 
 def load(
@@ -41,14 +55,16 @@ def load(
     ``.bvh`` (the clip's skeleton). ``package_dirs``: where ``package://`` and
     ``$(find pkg)`` paths are looked up first: folders holding packages, package
     folders, or a mapping package name -> folder (see :func:`load_urdf`).
-    MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is not supported yet.
+    MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is compiled by MuJoCo (the ``mjcf`` extra;
+    see :func:`kinetree.io.mjcf.load_mjcf`).
 
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
     :class:`~kinetree.errors.UnknownNameError` for an unknown name,
-    :class:`~kinetree.errors.UnsupportedError` for any other file type (an MJCF
-    file among them, said so by name) and :class:`~kinetree.errors.FileFormatError`
-    for a missing or malformed file.
+    :class:`~kinetree.errors.UnsupportedError` for any other file type, for a URDF
+    file named ``.xml`` (said so, with the way to load it) and for MJCF without
+    ``mujoco`` installed, and :class:`~kinetree.errors.FileFormatError` for a missing or
+    malformed file.
     """
     from .. import models
 
@@ -57,7 +73,7 @@ def load(
     p = as_path(
         name_or_path,
         f"load needs a built-in model name ({', '.join(models.available())}) or the path "
-        "of a .urdf or .bvh file (str or os.PathLike)",
+        "of a .urdf, .xacro, .bvh, .xml or .mjcf file (str or os.PathLike)",
     )
     suffix = p.suffix.lower()
     if suffix in _FORMATS:
@@ -74,31 +90,29 @@ def load(
             return load_xacro(p, args=args, package_dirs=package_dirs)  # type: ignore[arg-type]
         return read_bvh(p).model
     supported = (
-        "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), DH tables "
-        "(kinetree.from_dh) and the "
+        "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), MJCF (.xml, .mjcf), "
+        "DH tables (kinetree.from_dh) and the "
         f"built-in models ({', '.join(models.available())})"
     )
     if suffix in _MJCF:
-        root = _xml_root(p)
-        if root == "robot":
+        if not p.exists():
+            raise FileFormatError(f"file {str(p)!r} does not exist")
+        if _xml_root(p) == "robot":
             raise UnsupportedError(
-                f"cannot load {str(p)!r}: file type {suffix!r} is not supported (it is MuJoCo's, "
-                "and MJCF is not supported yet); this file has a <robot> root, so if it is "
-                f"URDF, load it with kinetree.load_urdf(path); {supported}"
+                f"cannot load {str(p)!r} as MJCF (MuJoCo XML, what {suffix!r} files are "
+                "read as): this file has a <robot> root, so if it is URDF, load it with "
+                f"kinetree.io.load_urdf(path); {supported}"
             )
-        found = "" if root is None else f" (its root element is <{root}>)"
-        raise UnsupportedError(
-            f"cannot load {str(p)!r}{found}: MJCF (MuJoCo XML, {', '.join(_MJCF)}) is not "
-            f"supported yet; {supported}"
-        )
+        return load_mjcf(p)
     if suffix:
         raise UnsupportedError(
             f"cannot load {str(p)!r}: file type {suffix!r} is not supported; "
-            f"supported files: {', '.join(_FORMATS)}; {supported}"
+            f"supported files: {', '.join(_FORMATS + _MJCF)}; {supported}"
         )
     raise UnknownNameError(
         f"model {str(name_or_path)!r} not found; built-in models are: "
-        f"{', '.join(models.available())} (or pass a path to a .urdf or .bvh file)"
+        f"{', '.join(models.available())} (or pass a path to a .urdf, .xacro, .bvh, .xml "
+        "or .mjcf file)"
     )
 
 
