@@ -8,7 +8,7 @@ name a link ``<script>``.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,8 @@ __all__ = [
     "build_panel",
     "build_timeline",
     "copy_block",
+    "poses_code",
+    "q_code",
     "slider_coordinates",
 ]
 
@@ -72,8 +74,6 @@ class Panel:
     sliders: dict[int, Any]
     neutral: Any
     python: Any
-    timeline: Timeline | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -199,3 +199,23 @@ def copy_block(title: str, code: str) -> str:
         'max-height:220px;overflow:auto;margin:4px 0">'
         f"{html.escape(code)}</pre></div>"
     )
+
+
+def q_code(model: Model, q: np.ndarray) -> str:
+    """``q`` as a line of Python, every digit kept."""
+    values = ", ".join(repr(float(x)) for x in q)
+    return f"# {model.name}: {model.nq} coordinates [rad, {model.units}]\nq = np.array([{values}])"
+
+
+def poses_code(model: Model, q: np.ndarray, frames: list[str]) -> str:
+    """The world poses (4x4) of ``frames`` at ``q`` as a Python dictionary."""
+    T = np.asarray(model.fk_all(q))
+    index = {n: i for i, n in enumerate(model.frame_names)}
+    lines = [f"# world poses (4x4) of {model.name}'s frames", "poses = {"]
+    for f in frames:
+        rows = ", ".join(
+            "[" + ", ".join(repr(round(float(x), 9)) for x in row) + "]" for row in T[index[f]]
+        )
+        lines.append(f"    {f!r}: np.array([{rows}]),")
+    lines.append("}")
+    return "\n".join(lines)

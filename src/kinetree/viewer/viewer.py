@@ -1,8 +1,8 @@
 """The browser viewer: a model with its meshes, gizmos that solve IK live, sliders, clips.
 
 Long because the viewer is one object with many controls (targets, IK options, pins,
-sliders, display toggles, clip playback) that share one state; the drawing, the side
-panel, the server set-up and the IK thread live in their own modules.
+sliders, display toggles, clips) that share one state; the drawing, the side panel,
+the server set-up, the IK thread and the clip player live in their own modules.
 
 Threads: viser runs its server and calls GUI callbacks on threads of its own; the
 :class:`~kinetree.viewer._live.LiveSolver` thread runs IK; a playback thread runs a
@@ -32,16 +32,17 @@ from ..io import load
 from ..model import Model
 from ..models import with_meshes
 from ..spatial import matrix_to_quaternion, quaternion_to_matrix
+from ._clip import ClipPlayer, as_motion
 from ._figure import RobotFigure, model_size
 from ._live import LiveSolver
 from ._panel import (
     ACTIVE_ALL,
     ACTIVE_CHAINS,
     Panel,
-    Timeline,
     build_panel,
-    build_timeline,
     copy_block,
+    poses_code,
+    q_code,
 )
 from ._server import LOOPBACK, start_server
 
@@ -51,8 +52,6 @@ _AXES = ("x", "y", "z")
 #: Slider refresh while IK runs [s]: the robot moves on every solve, the panel at most
 #: this often.
 _SLIDER_PERIOD = 1.0 / 15.0
-#: Fastest clip refresh [1/s].
-_PLAYBACK_HZ = 60.0
 
 
 def _pose(wxyz: ArrayLike, position: ArrayLike) -> np.ndarray:
@@ -146,11 +145,6 @@ class Viewer:
         self._result: IKResult | None = None
         self._status = ""
         self._slider_time = 0.0
-        self._motion: Any = None
-        self._reference: tuple[Any, RobotFigure, np.ndarray] | None = None
-        self._clip_pos = 0.0
-        self._playing = False
-        self._playback: threading.Thread | None = None
         try:
             self._size = model_size(m, self._q)
             self._figure = RobotFigure(self._server.scene, m, self._q, meshes=meshes,
@@ -166,6 +160,10 @@ class Viewer:
             self._panel.frames.value = frames
             self._panel.collision.value = collision
             self._solver = LiveSolver(self._solve, self._refresh_panel)
+            self._clip = ClipPlayer(
+                gui=self._server.gui, scene=self._server.scene, lock=self._lock,
+                show=self._show_clip_frame, touch=self._solver.touch, closed=self._closed,
+            )  # fmt: skip
             for f in names:
                 self.add_target(f)
             self._refresh_panel()
@@ -312,7 +310,7 @@ class Viewer:
         Quaternion coordinates are normalised. A clip that is playing pauses.
         """
         qa = self._check_q(q)
-        self._playing = False
+        self._clip.playing = False
         with self._lock:
             self._set_q(qa, snap_targets=True)
             self._sync_sliders()
@@ -340,7 +338,7 @@ class Viewer:
         async def _(event: Any) -> None:
             # On viser's event loop: record and wake the solver, never block.
             if event.phase == "start":
-                self._playing = False
+                self._clip.playing = False
             self._target_T[name] = _pose(event.target.wxyz, event.target.position)
             self._solver.submit(name)
 
@@ -566,7 +564,7 @@ class Viewer:
     def _on_slider(self, event: Any, k: int) -> None:
         if event.client is None:  # set by the viewer itself (IK, playback)
             return
-        self._playing = False
+        self._clip.playing = False
         with self._lock:
             q = self._q.copy()
             q[k] = float(event.target.value)
@@ -577,33 +575,22 @@ class Viewer:
         """After things went still: sliders exact, Python code up to date."""
         with self._lock:
             self._sync_sliders()
-            self._panel.python.content = copy_block("q", self._q_code()) + copy_block(
-                "poses", self._poses_code()
+            frames = self._code_frames()
+            self._panel.python.content = copy_block("q", q_code(self.model, self._q)) + copy_block(
+                "poses", poses_code(self.model, self._q, frames)
             )
-
-    def _q_code(self) -> str:
-        m = self.model
-        values = ", ".join(repr(float(x)) for x in self._q)
-        return f"# {m.name}: {m.nq} coordinates [rad, {m.units}]\nq = np.array([{values}])"
-
-    def _poses_code(self) -> str:
-        frames = list(dict.fromkeys([*self._target_T, *self.model.end_effectors]))
-        T = np.asarray(self.model.fk_all(self._q))
-        index = {n: i for i, n in enumerate(self.model.frame_names)}
-        lines = [f"# world poses (4x4) of {self.model.name}'s frames", "poses = {"]
-        for f in frames:
-            rows = ", ".join(
-                "[" + ", ".join(repr(round(float(x), 9)) for x in row) + "]" for row in T[index[f]]
-            )
-            lines.append(f"    {f!r}: np.array([{rows}]),")
-        lines.append("}")
-        return "\n".join(lines)
 
     def python_code(self) -> str:
         """What the panel's copy buttons copy: ``q`` and the targets' and end effectors'
         poses as Python (numpy) code."""
         with self._lock:
-            return "import numpy as np\n\n" + self._q_code() + "\n" + self._poses_code()
+            q, frames = self._q.copy(), self._code_frames()
+        return "\n".join(
+            ["import numpy as np", "", q_code(self.model, q), poses_code(self.model, q, frames)]
+        )
+
+    def _code_frames(self) -> list[str]:
+        return list(dict.fromkeys([*self._target_T, *self.model.end_effectors]))
 
     # --- clips ---------------------------------------------------------------------------
 
@@ -625,7 +612,7 @@ class Viewer:
         unit] away (default: one model size along the first horizontal axis), in step
         by time. ``speed`` multiplies the clip's frame rate.
         """
-        mo = self._as_motion(motion, "motion")
+        mo = as_motion(motion, "motion")
         if mo.model.joint_names != self.model.joint_names:
             raise InvalidValueError(
                 f"the motion is of model {mo.model.name!r} ({mo.model.nq} coordinates), not "
@@ -634,138 +621,45 @@ class Viewer:
             )
         if not (np.isfinite(speed) and speed > 0):
             raise InvalidValueError(f"speed must be > 0, got {speed!r}")
-        with self._lock:
-            self._motion = mo
-            if reference is not None:
-                self._set_reference(self._as_motion(reference, "reference"), offset)
-            tl = self._panel.timeline
-            if tl is None:
-                tl = build_timeline(self._server.gui, mo.n_frames, mo.fps)
-                self._panel.timeline = tl
-                self._wire_timeline(tl)
+        ref = None
+        if reference is not None:
+            if offset is None:
+                o = np.zeros(3)
+                o[(_AXES.index(self._up) + 1) % 3] = self._size
             else:
-                tl.frame.max = max(mo.n_frames - 1, 1)
-            tl.speed.value = float(np.clip(speed, tl.speed.min, tl.speed.max))
-            tl.loop.value = loop
+                o = as_array(offset, "offset", (3,))
+            ref = (as_motion(reference, "reference"), o)
+        with self._lock:
             every = mo.q[:: max(1, mo.n_frames // 60)]
             self._frame_view(self._drawn(np.asarray(self.model.fk_all(every))[..., :3, 3]))
-            self._clip_pos = 0.0
-            self._show_frame(0)
-            self._playing = not paused
-            tl.play.label = "Pause" if self._playing else "Play"
-        if self._playback is None:
-            self._playback = threading.Thread(
-                target=self._run_playback, name="kinetree-viewer-clip", daemon=True
-            )
-            self._playback.start()
-
-    def _as_motion(self, motion: Any, what: str) -> Any:
-        from ..anim import Motion
-        from ..io.bvh import BVHClip
-
-        if isinstance(motion, BVHClip):
-            return Motion.from_clip(motion)
-        if isinstance(motion, Motion):
-            return motion
-        raise InvalidValueError(
-            f"{what} must be a Motion or a BVHClip, got {type(motion).__name__}"
-        )
-
-    def _set_reference(self, ref: Any, offset: ArrayLike | None) -> None:
-        if self._reference is not None:
-            self._reference[1].remove()
-        if offset is None:
-            o = np.zeros(3)
-            o[(_AXES.index(self._up) + 1) % 3] = self._size
-        else:
-            o = as_array(offset, "offset", (3,))
-        figure = RobotFigure(self._server.scene, ref.model, ref.q[0], prefix="/reference",
-                             meshes=False, bone_color=(150, 150, 150))  # fmt: skip
-        O = np.eye(4)
-        O[:3, 3] = o
-        self._reference = (ref, figure, O)
-
-    def _wire_timeline(self, tl: Timeline) -> None:
-        @tl.play.on_click
-        def _(_: Any) -> None:
-            if self._playing:
-                self.pause()
-            else:
-                self.resume()
-
-        @tl.frame.on_update
-        def _(event: Any) -> None:
-            if event.client is not None:
-                self.seek(int(event.target.value))
+            self._clip.load(mo, speed=speed, loop=loop, paused=paused, reference=ref)
 
     def pause(self) -> None:
         """Pause the clip."""
-        self._playing = False
-        if self._panel.timeline is not None:
-            self._panel.timeline.play.label = "Play"
-        self._solver.touch()
+        self._clip.pause()
 
     def resume(self) -> None:
         """Play the clip from where it is."""
-        if self._motion is None:
+        if self._clip.motion is None:
             raise InvalidValueError("no clip to play; call play(motion) first")
-        self._playing = True
-        if self._panel.timeline is not None:
-            self._panel.timeline.play.label = "Pause"
+        self._clip.resume()
 
     def seek(self, frame: int) -> None:
         """Show clip frame ``frame`` (from 0); playing goes on from there."""
-        if self._motion is None:
+        mo = self._clip.motion
+        if mo is None:
             raise InvalidValueError("no clip loaded; call play(motion) first")
-        n = self._motion.n_frames
-        if not 0 <= int(frame) < n:
-            raise InvalidValueError(f"frame must be in [0, {n - 1}], got {frame}")
-        with self._lock:
-            self._clip_pos = float(frame)
-            self._show_frame(int(frame))
-        self._solver.touch()
+        if not 0 <= int(frame) < mo.n_frames:
+            raise InvalidValueError(f"frame must be in [0, {mo.n_frames - 1}], got {frame}")
+        self._clip.seek(int(frame))
 
     @property
     def frame(self) -> int | None:
         """The clip frame shown (None without a clip)."""
-        return None if self._motion is None else int(self._clip_pos)
+        return self._clip.frame
 
-    def _show_frame(self, i: int) -> None:
-        mo = self._motion
-        self._set_q(np.asarray(mo.q[i]), snap_targets=True)
-        if self._reference is not None:
-            ref, figure, O = self._reference
-            j = min(round(i / mo.fps * ref.fps), ref.n_frames - 1)
-            figure.update(O @ np.asarray(ref.model.fk_all(ref.q[j])))
-        tl = self._panel.timeline
-        if tl is not None:
-            tl.frame.value = i
-            tl.clock.content = f"frame {i + 1} / {mo.n_frames}, t = {i / mo.fps:.2f} s"
-
-    def _run_playback(self) -> None:
-        last = time.perf_counter()
-        shown = -1
-        while not self._closed.is_set():
-            now = time.perf_counter()
-            dt, last = now - last, now
-            mo, tl = self._motion, self._panel.timeline
-            if self._playing and mo is not None and tl is not None:
-                with self._lock:
-                    pos = self._clip_pos + dt * mo.fps * float(tl.speed.value)
-                    if pos >= mo.n_frames:
-                        if tl.loop.value:
-                            pos %= mo.n_frames
-                        else:
-                            pos = mo.n_frames - 1.0
-                            self._playing = False
-                            tl.play.label = "Play"
-                    self._clip_pos = pos
-                    if int(pos) != shown:
-                        shown = int(pos)
-                        self._show_frame(shown)
-            else:
-                shown = -1
-            self._closed.wait(max(0.0, 1.0 / _PLAYBACK_HZ - (time.perf_counter() - now)))
+    def _show_clip_frame(self, q: np.ndarray) -> None:
+        self._set_q(q, snap_targets=True)
 
     # --- lifetime --------------------------------------------------------------------
 
@@ -788,10 +682,9 @@ class Viewer:
         if self._closed.is_set():
             return
         self._closed.set()
-        self._playing = False
+        self._clip.playing = False
         self._solver.stop()
-        if self._playback is not None:
-            self._playback.join(timeout=5.0)
+        self._clip.join()
         self._stop_server()
 
     def __enter__(self) -> Viewer:
