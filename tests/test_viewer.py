@@ -176,6 +176,11 @@ def test_a_clip_plays_seeks_and_pauses() -> None:
             v.seek(clip.n_frames)
         with pytest.raises(kinetree.InvalidValueError, match="not of the viewer's"):
             v.play(kinetree.anim.Motion(kinetree.load("panda"), kinetree.load("panda").neutral()))
+        # Another model's clip beside it, in step: here the same walk, slowed to half.
+        slow = kinetree.anim.Motion.from_clip(clip).with_q(clip.q, fps=clip.fps / 2)
+        v.play(clip, paused=True, reference=slow, offset=[60.0, 0.0, 0.0])
+        v.seek(200)
+        np.testing.assert_allclose(v.q, clip.q[200])
 
 
 # --- security ----------------------------------------------------------------------------
@@ -275,11 +280,13 @@ def test_unreadable_files_are_loader_errors_without_a_traceback(tmp_path: Path) 
         Viewer(bad_urdf, port=0)
 
 
-def test_the_view_command_serves_a_bundled_clip_and_stops() -> None:
+def test_the_view_command_serves_bundled_files_and_stops() -> None:
     r = _run_cli("view", "cmu_walk", "--port", "0", "--timeout", "0.5")
     assert r.returncode == 0, r.stderr
     assert re.search(r"kinetree view: cmu_12_01_walk at http://127\.0\.0\.1:\d+", r.stdout)
     assert "Traceback" not in r.stderr
+    r = _run_cli("view", "biped", "--port", "0", "--timeout", "0.5")  # MJCF, a free base
+    assert r.returncode == 0 and "kinetree view: biped at" in r.stdout, r.stderr
 
 
 def _readme_view_commands() -> list[str]:

@@ -52,6 +52,10 @@ _REST_HINT = (
 )
 _RESTARTS_HINT = "Allow random restarts when a solve stalls (the arm may jump)"
 _PIN_HINT = "Keep this frame where it is while IK solves"
+_BUDGET_HINT = "Wall-clock budget of one solve: a drag solves again from where the last solve ended"
+#: Time budget of one live solve [ms] (IKOptions.time_budget): a target that cannot be
+#: reached costs at most this per drag event.
+DEFAULT_BUDGET_MS = 50
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Panel:
     active: Any
     mode: Any
     restarts: Any
+    budget: Any
     rest: Any
     pins: dict[str, Any]
     meshes: Any
@@ -124,7 +129,13 @@ def build_panel(
     has_meshes: bool,
     pin_frames: list[str],
 ) -> Panel:
-    """Add the side panel's controls to ``gui`` (a viser ``GuiApi``)."""
+    """Add the side panel's controls to ``gui`` (a viser ``GuiApi``).
+
+    The target mode starts as ``"pose"`` for a model with one end effector (an arm)
+    and ``"position"`` for one with several (a figure, whose limbs rarely reach a full
+    pose).
+    """
+    mode_default = "pose" if len(model.end_effectors) <= 1 else "position"
     status = gui.add_markdown("Drag a gizmo to solve IK.")
     note_md = gui.add_markdown(f"*{html.escape(note)}*" if note else "", visible=bool(note))
     with gui.add_folder("IK"):
@@ -134,9 +145,12 @@ def build_panel(
         active = gui.add_dropdown(
             "Active", _active_choices(model), initial_value=ACTIVE_ALL, hint=_ACTIVE_HINT
         )
-        mode = gui.add_dropdown("Target", MODES, initial_value="pose", hint=_MODE_HINT)
+        mode = gui.add_dropdown("Target", MODES, initial_value=mode_default, hint=_MODE_HINT)
         rest = gui.add_dropdown("Rest pose", REST_CHOICES, initial_value="off", hint=_REST_HINT)
         restarts = gui.add_checkbox("Random restarts", False, hint=_RESTARTS_HINT)
+        budget = gui.add_number(
+            "Budget [ms]", DEFAULT_BUDGET_MS, min=1, max=60_000, step=1, hint=_BUDGET_HINT
+        )
     pins: dict[str, Any] = {}
     if pin_frames:
         with gui.add_folder("Pins", expand_by_default=False):
@@ -161,7 +175,7 @@ def build_panel(
         python = gui.add_html("")
     return Panel(
         status=status, note=note_md, method=method, active=active, mode=mode,
-        restarts=restarts, rest=rest, pins=pins, meshes=meshes, skeleton=skeleton,
+        restarts=restarts, budget=budget, rest=rest, pins=pins, meshes=meshes, skeleton=skeleton,
         frames=frames, labels=labels, collision=collision, sliders=sliders, neutral=neutral,
         python=python,
     )  # fmt: skip

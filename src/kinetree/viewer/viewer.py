@@ -411,13 +411,15 @@ class Viewer:
         mode: str | None = None,
         rest: str | None = None,
         restarts: bool | None = None,
+        budget_ms: float | None = None,
         pins: Sequence[str] | None = None,
     ) -> None:
         """Set the side panel's IK controls (None leaves one as it is).
 
         ``method``: an IK method; ``active``: ``"all joints"``, ``"chains of the
         targets"`` or a preset; ``mode``: ``"pose"`` or ``"position"``; ``rest``:
-        ``"off"``, ``"neutral"`` or ``"current"``; ``pins``: the frames to pin (the
+        ``"off"``, ``"neutral"`` or ``"current"``; ``budget_ms``: the time budget of
+        one solve [ms] (1 to 60000; 50 by default); ``pins``: the frames to pin (the
         others are unpinned); each must be one the panel offers.
         """
         p = self._panel
@@ -434,6 +436,10 @@ class Viewer:
             handle.value = value
         if restarts is not None:
             p.restarts.value = bool(restarts)
+        if budget_ms is not None:
+            if not (np.isfinite(budget_ms) and 1 <= budget_ms <= 60_000):
+                raise InvalidValueError(f"budget_ms must be in [1, 60000], got {budget_ms!r}")
+            p.budget.value = float(budget_ms)
         if pins is not None:
             unknown = [f for f in pins if f not in p.pins]
             if unknown:
@@ -453,7 +459,10 @@ class Viewer:
         for f, T in list(self._target_T.items()):
             if f not in targets:
                 targets[f] = T.copy() if mode == "pose" else Position(T[:3, 3].copy())
-        options: dict[str, Any] = {"method": p.method.value}
+        options: dict[str, Any] = {
+            "method": p.method.value,
+            "time_budget": max(float(p.budget.value), 1.0) / 1e3,
+        }
         active = p.active.value
         if active == ACTIVE_CHAINS:
             moving = {j for f in self._target_T for j in self.model.chain(f)}
