@@ -108,8 +108,8 @@ ModelArg = Annotated[
     str,
     typer.Argument(
         metavar="MODEL",
-        help="A built-in model (see `kinetree models`), a .urdf/.bvh file, or a bundled "
-        f"file's name ({', '.join(_data.names())}).",
+        help="A built-in model (see `kinetree models`), a .urdf, .xacro, MJCF .xml or .bvh "
+        f"file, or a bundled file's name ({', '.join(_data.names())}).",
         show_default=False,
     ),
 ]
@@ -197,6 +197,11 @@ def _root(
 # --- input helpers -------------------------------------------------------------------------------
 
 
+def _clips() -> list[str]:
+    """Short names of the bundled BVH clips."""
+    return [n for n in _data.names() if _data.FILES[n].endswith(".bvh")]
+
+
 def _bundled(arg: str) -> Path | None:
     """The bundled file ``arg`` names, when ``arg`` is not an existing path."""
     if Path(arg).exists():
@@ -221,11 +226,11 @@ def _load(model: str) -> Model:
 def _bvh_path(arg: str) -> str:
     """``arg`` as a BVH path: an existing file, or a bundled file's name."""
     bundled = _bundled(arg)
-    if bundled is not None:
+    if bundled is not None and bundled.suffix == ".bvh":
         return str(bundled)
     if not Path(arg).exists():
         raise InvalidValueError(
-            f"file {arg!r} does not exist; bundled clips are: {', '.join(_data.names())}"
+            f"file {arg!r} does not exist; bundled clips are: {', '.join(_clips())}"
         )
     return arg
 
@@ -825,7 +830,7 @@ BvhArg = Annotated[
     str,
     typer.Argument(
         metavar="FILE",
-        help=f"A .bvh file, or a bundled clip's name ({', '.join(_data.names())}).",
+        help=f"A .bvh file, or a bundled clip's name ({', '.join(_clips())}).",
         show_default=False,
     ),
 ]

@@ -480,9 +480,8 @@ class Model:
         lo = self.limits[:, 0].copy()
         hi = self.limits[:, 1].copy()
         prism = np.zeros(self.nq, dtype=bool)
-        for k in range(self.n_nodes):
-            if self.joint_type[k] == JointType.PRISMATIC and self.q_index[k] >= 0:
-                prism[self.q_index[k]] = True
+        slides = (self.joint_type == JointType.PRISMATIC) & (self.q_index >= 0)
+        prism[self.q_index[slides]] = True
         span = np.where(prism, 1.0, np.pi)
         lo_inf, hi_inf = ~np.isfinite(lo), ~np.isfinite(hi)
         both = lo_inf & hi_inf

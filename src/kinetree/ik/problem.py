@@ -28,8 +28,8 @@ from .targets import encode
 
 __all__ = ["Problem", "Template", "as_q0", "build_problem", "cached_template", "template"]
 
-#: IK scratch above this many bytes is refused up front (it grows with the square of
-#: the active DoF).
+#: IK scratch above this many bytes is refused up front (it grows with the error rows
+#: times the active DoF).
 MAX_SCRATCH_BYTES = 2 * 1024**3
 
 
@@ -148,7 +148,7 @@ def template(
     if need > MAX_SCRATCH_BYTES:
         raise UnsupportedError(
             f"IK over {na} active DoF and {m} error rows needs {need / 1024**3:.1f} GiB of "
-            f"scratch (it grows with the square of the active DoF); at most "
+            f"scratch (it grows with the error rows times the active DoF); at most "
             f"{MAX_SCRATCH_BYTES / 1024**3:.0f} GiB: select fewer joints with active="
         )
 
