@@ -216,6 +216,19 @@ def test_path_traversal_gets_404(panda: Viewer) -> None:
     assert _get(panda.port, "/")[0] == 200
 
 
+def test_no_share_tunnel(panda: Viewer) -> None:
+    """viser's share button would publish the viewer on the internet: hidden, and a
+    request for it is dropped (the viewer still answers afterwards)."""
+    with WireClient(panda.url) as page:
+        theme = page.wait_for(lambda m: m["type"] == "ThemeConfigurationMessage")
+        assert theme["show_share_button"] is False
+        page.wait_for(lambda m: m["type"] == "ReplayDoneMessage")
+        page.send({"type": "ShareUrlRequest"})
+        page.drag(panda.gizmo_name("flange"), _shifted(panda.model.fk(panda.q), 0.02, 0, 0))
+        page.wait_for(lambda m: m["type"] == "SetPositionMessage")
+        assert not [m for m in page.messages if "Share" in str(m.get("type"))]
+
+
 def _outside_address() -> str | None:
     """An address of this machine that is not loopback, if it has one."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

@@ -46,6 +46,7 @@ class WireClient:
         )
         self._zstd = zstandard.ZstdDecompressor()
         self.messages: list[dict[str, Any]] = []
+        self._cursor = 0  # messages before it were looked at by wait_for
 
     def close(self) -> None:
         """Close the connection."""
@@ -80,22 +81,30 @@ class WireClient:
     def wait_for(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30.0
     ) -> dict[str, Any]:
-        """Receive until a message satisfies ``predicate``; return it (TimeoutError
-        after ``timeout`` seconds)."""
+        """The next message, in arrival order, that satisfies ``predicate`` (messages
+        before it count as looked at); receive more while there is none. TimeoutError
+        after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while True:
+            while self._cursor < len(self.messages):
+                m = self.messages[self._cursor]
+                self._cursor += 1
+                if predicate(m):
+                    return m
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("no matching message from the viewer")
-            for m in self.receive(left):
-                if predicate(m):
-                    return m
+            self.receive(left)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message (a dictionary with a ``"type"`` key) as a page would."""
+        import msgspec
+
+        self._ws.send(msgspec.msgpack.encode(message))
 
     def drag(self, gizmo: str, pose: ArrayLike) -> None:
         """Send what a page sends while gizmo ``gizmo`` (its scene name) is dragged to
         the 4x4 ``pose`` [m]."""
-        import msgspec
-
         T = np.asarray(pose, dtype=float)
         message = {
             "type": "TransformControlsUpdateMessage",
@@ -104,4 +113,4 @@ class WireClient:
             "position": [float(x) for x in T[:3, 3]],
             "owner": "",
         }
-        self._ws.send(msgspec.msgpack.encode(message))
+        self.send(message)

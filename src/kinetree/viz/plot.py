@@ -685,7 +685,6 @@ def side_by_side(
         _draw_on(
             ax, model, Ts[i], plane, targets=per_panel[i], frames=frame_ids, color="C0",
             label=None, show_joints=True, extra_points=all_points, parts=parts,
-            max_faces=DEFAULT_MAX_FACES // n,
         )  # fmt: skip
         if titles is not None:
             ax.set_title(titles[i], fontsize=11)
