@@ -14,6 +14,7 @@ from ._files import as_path
 from .bvh import BVHClip as BVHClip
 from .bvh import read_bvh as read_bvh
 from .bvh import write_bvh as write_bvh
+from .bvh_export import write_motion_bvh as write_motion_bvh
 from .dh import DHRow as DHRow
 from .dh import from_dh as from_dh
 from .mjcf import MJCFWarning as MJCFWarning
@@ -32,6 +33,7 @@ __all__ = [
     "load_urdf",
     "read_bvh",
     "write_bvh",
+    "write_motion_bvh",
 ]
 
 _FORMATS = (".urdf", ".bvh", ".xacro")
