@@ -1,4 +1,4 @@
-"""The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``bvh``.
+"""The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``view``, ``bvh``.
 
 Long because every command lives here: one file keeps the flags, help texts and exit
 codes of all commands consistent (each command is a short function).
@@ -723,6 +723,14 @@ def animate_cmd(
         float, typer.Option("--step", metavar="ALPHA", help="Seed 000's alpha per frame.")
     ] = 0.1,
     fps: Annotated[int, typer.Option("--fps", metavar="N", help="Frames per second.")] = 20,
+    meshes: Annotated[
+        bool,
+        typer.Option(
+            "--meshes/--no-meshes",
+            help="Draw the robot's meshes when it has some (a built-in robot's need "
+            "kinetree[meshes]), or only sticks.",
+        ),
+    ] = True,
 ) -> None:
     """Animate the reach toward a target, one IK step per frame (seed 000's figure)."""
     from . import anim, viz
@@ -733,9 +741,82 @@ def animate_cmd(
     p = np.array(target, dtype=float)
     motion = anim.reach(m, p, frame, method=method, step=step, active=active or None)
     out = _output(output)
-    path = viz.animate(m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
+    path = viz.animate(
+        m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0], meshes=meshes
+    )
     result = motion.metadata["result"]
     typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
+
+
+@app.command("view", epilog=EPILOG)
+@cli_errors
+def view_cmd(
+    model: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODEL_OR_FILE",
+            help="A built-in model, a .urdf/.xacro/.bvh file, or a bundled clip's name "
+            f"({', '.join(_data.names())}); a BVH clip plays on a timeline.",
+            show_default=False,
+        ),
+    ],
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="Address to listen on (other machines: 0.0.0.0)."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", metavar="N", help="TCP port (0: any free port).")
+    ] = 8080,
+    targets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--target",
+            "-t",
+            metavar="FRAME",
+            help="Frame with an IK gizmo; repeat for several (default: the end effectors).",
+        ),
+    ] = None,
+    frames: Annotated[bool, typer.Option("--frames", help="Show every frame's axes.")] = False,
+    collision: Annotated[
+        bool, typer.Option("--collision", help="Show the collision shapes.")
+    ] = False,
+    meshes: Annotated[
+        bool, typer.Option("--meshes/--no-meshes", help="Draw meshes, or only the skeleton.")
+    ] = True,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Stop after this long (default: at Ctrl+C)."
+        ),
+    ] = None,
+) -> None:
+    """Open a model in the browser: meshes, IK gizmos, joint sliders, clip playback."""
+    import warnings
+
+    from .io.bvh import read_bvh
+    from .viewer import Viewer
+
+    bundled = None if model in _models.available() else _bundled(model)
+    source = str(bundled) if bundled is not None else model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clip = read_bvh(source) if Path(source).suffix.lower() == ".bvh" else None
+        m = clip.model if clip is not None else _load(model)
+        viewer = Viewer(
+            m, host=host, port=port, targets=targets or None, frames=frames,
+            collision=collision, meshes=meshes,
+        )  # fmt: skip
+    for w in caught:
+        typer.echo(f"warning: {w.message}", err=True)
+    with viewer:
+        if clip is not None:
+            viewer.play(clip)
+        typer.echo(f"kinetree view: {m.name} at {viewer.url} (Ctrl+C to stop)")
+        if viewer.note:
+            typer.echo(f"note: {viewer.note}")
+        viewer.wait(timeout)
 
 
 bvh_app = typer.Typer(
