@@ -87,12 +87,12 @@ def detect_contacts(
     low = h - level <= max_height
     slow = point_speeds(p, fps) <= max_speed
     contact = low & slow
-    for a, b in _runs(~contact):
-        if 0 < a and b < len(contact) and b - a < fill_frames:
-            contact[a:b] = True
     if max_rise is not None:
         for a, b in _runs(contact):
             contact[a:b] = h[a:b] - h[a:b].min() <= max_rise
+    for a, b in _runs(~contact):
+        if 0 < a and b < len(contact) and b - a < fill_frames:
+            contact[a:b] = True
     for a, b in _runs(contact):
         if b - a < min_frames:
             contact[a:b] = False

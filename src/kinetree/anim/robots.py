@@ -1,8 +1,8 @@
 """Humanoid robots to retarget onto: a free base for any model, and robots by name.
 
-* :func:`free_base`: the same tree under a new root ``"world"`` with a free joint
+* :func:`free_base`: any model's tree under a new root ``"world"`` with a free joint
   ``"root_joint"`` (Pinocchio's names, and those of ``kinetree.load(urdf,
-  floating_base=True)``), its seven coordinates first in ``q``.
+  floating_base=True)``, which URDF robots get), its seven coordinates first in ``q``.
 * :func:`load_robot`: ``"g1"``, ``"talos"`` and ``"h1"`` from the example-robot-data
   package (``pip install example-robot-data``), ``"humanoid"`` (the built-in
   skeleton), or any file :func:`kinetree.load` reads, always with a free base.
@@ -130,6 +130,9 @@ def free_base(model: Model) -> Model:
         q_neutral=np.concatenate([base_q, model.q_neutral]),
         joint_groups=groups,
         metadata={**model.metadata, "free_base": FREE_JOINT},
+        couplings=tuple(
+            (j + 7, src + 7 if src >= 0 else -1, m, o) for j, src, m, o in model.couplings
+        ),
     )
 
 
@@ -166,10 +169,12 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
                 + (" (not installed)" if root is None else f", which has no {ROBOT_FILES[robot]}")
                 + "; `pip install example-robot-data`, or pass the robot's URDF file"
             )
-        return free_base(load(path))
+        return load(path, floating_base=True)
     if isinstance(robot, str) and robot in models.available():
         return free_base(models.get(robot))
     if isinstance(robot, (str, os.PathLike)) and Path(robot).suffix:
+        if Path(robot).suffix.lower() in (".urdf", ".xacro"):
+            return load(robot, floating_base=True)
         return free_base(load(robot))
     raise UnknownNameError(
         f"robot {robot!r} not found; robots are: {', '.join(ROBOT_FILES)} (example-robot-data), "
