@@ -954,5 +954,8 @@ def bvh_retarget_cmd(
         raise typer.Exit(EXIT_FAILED)
 
 
+# Commands kept in their own modules register themselves on ``app``.
+from . import cli_retarget as _cli_retarget  # noqa: E402, F401
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..io.body_parts import find_body_parts
 from ..io.bvh import BVHClip
-from ..model import Model
+from ..model import JointType, Model
 from .motion import Motion
 
-__all__ = ["UNITS", "SourceFrames", "prepare_source"]
+__all__ = ["UNITS", "SourceFrames", "prepare_source", "source_in_robot_world"]
 
 #: Candidate length units of a source file [m per unit], for the guess.
 UNITS: dict[str, float] = {
@@ -115,15 +116,15 @@ def prepare_source(
             from the rest pose.
     """
     model, q, fps, q_rest = _source_of(source)
-    by_role = {r: j for j, r in roles.items()}
+    # Landmarks: the mapped joints' roles first, then any other body part the names give.
+    by_role = {**find_body_parts(model), **{r: j for j, r in roles.items()}}
     names = tuple(joints)
     T_all = np.stack([np.asarray(model.fk(q, j)) for j in names], axis=1)
     T0 = np.stack([np.asarray(model.fk(q_rest, j)) for j in names], axis=0)
-    at = {j: i for i, j in enumerate(names)}
 
     def rest(role: str) -> np.ndarray | None:
         j = by_role.get(role)
-        return None if j is None else T0[at[j], :3, 3]
+        return None if j is None else np.asarray(model.fk(q_rest, j))[:3, 3]
 
     pelvis = rest("pelvis")
     if pelvis is None:
@@ -160,9 +161,9 @@ def prepare_source(
         forward = np.array([1.0, 0.0, 0.0])
     R = _yaw_to_x(forward) @ R_up
     if scale is None:
-        z = (R @ T0[:, :3, 3].T)[2]
-        low = [z[at[by_role[r]]] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in by_role]
-        high = [z[at[by_role[r]]] for r in ("head", "neck", "chest") if r in by_role]
+        low = [float((R @ p)[2]) for r in ("ankle_l", "ankle_r", "toe_l", "toe_r")
+               if (p := rest(r)) is not None]  # fmt: skip
+        high = [float((R @ p)[2]) for r in ("head", "neck", "chest") if (p := rest(r)) is not None]
         if not low or not high:
             raise InvalidValueError(
                 "cannot guess the source's length unit without a mapped head (or neck, chest) "
@@ -186,3 +187,34 @@ def prepare_source(
     Tr = A @ T0
     Tr[..., :3, 3] *= s
     return SourceFrames(names, T, Tr, float(fps), s, unit, R)
+
+
+def source_in_robot_world(source: BVHClip | Motion, motion: Motion) -> Motion:
+    """The source skeleton as :func:`kinetree.retarget` saw it, beside its result: in
+    metres, z up, facing +x, its pelvis starting over the origin, its lowest point on
+    the ground, the frames the retarget kept. For drawing the two side by side."""
+    import dataclasses
+
+    info = motion.metadata.get("retarget")
+    if info is None:
+        raise InvalidValueError("source_in_robot_world needs a motion made by kinetree.retarget")
+    model, q, fps, _ = _source_of(source)
+    s, R = float(info["source_scale"]), np.asarray(info["source_axes"])
+    origin = model.origin.copy()
+    origin[:, :3, 3] *= s
+    prismatic = np.zeros(model.nq, dtype=bool)
+    for k in range(model.n_nodes):
+        if model.joint_type[k] == JointType.PRISMATIC and model.q_index[k] >= 0:
+            prismatic[model.q_index[k]] = True
+    q = np.where(prismatic, q * s, q)[len(info["dropped_frames"]) :]
+    A = np.eye(4)
+    A[:3, :3] = R
+    A[:2, 3] = -np.asarray(info["source_pelvis"])[0, :2]
+    origin[0] = A @ origin[0]
+    shown = dataclasses.replace(model, origin=origin, units="m",
+                                metadata={**model.metadata, "up": "z"})  # fmt: skip
+    low = shown.fk_all(q)[:, :, 2, 3].min(axis=1)
+    origin = origin.copy()  # the model froze it
+    origin[0, 2, 3] -= float(np.percentile(low, 2.0))
+    shown = dataclasses.replace(shown, origin=origin)
+    return Motion(model=shown, q=q, fps=fps, name=f"{model.name} (source)")
