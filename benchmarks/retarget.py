@@ -1,0 +1,148 @@
+"""Retargeting report: the clips and robots table, the speed, a data-set run, the GIF.
+
+    .venv/bin/python benchmarks/retarget.py                 # prints Markdown
+    .venv/bin/python benchmarks/retarget.py --write docs/retargeting.md --gif docs/figures/retarget_walk_g1.gif
+
+Clips: the real BVH files in tests/data/bvh that have a body (the CMU 12_01 walk and
+pybvh's bvh_test1 capture). Robots: Unitree G1 and PAL Talos (example-robot-data, when
+installed) and kinetree's humanoid, each with a free base. Speed: ``kinetree.retarget``
+on a loaded robot and a read clip, best of ``--repeat`` runs (robot loading and BVH
+parsing are timed apart). Data set: the clips copied ``--copies`` times into a folder,
+run by :func:`kinetree.anim.retarget_folder` on ``--workers`` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import kinetree
+from kinetree.anim import load_robot
+from kinetree.anim.dataset import retarget_folder
+from kinetree.errors import KinetreeError
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "bvh"
+CLIPS = {"CMU 12_01 walk": ("cmu_12_01_walk.bvh", "cmu"), "pybvh bvh_test1": ("bvh_test1.bvh", "auto")}
+ROBOTS = ("g1", "talos", "humanoid")
+
+
+def _robots() -> dict[str, kinetree.Model]:
+    out = {}
+    for name in ROBOTS:
+        t = time.perf_counter()
+        try:
+            out[name] = load_robot(name)
+        except KinetreeError as exc:
+            print(f"skipping {name}: {exc}", file=sys.stderr)
+            continue
+        print(f"loaded {name} in {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    return out
+
+
+def clips_table(robots: dict[str, kinetree.Model], repeat: int) -> str:
+    head = (
+        "| clip | robot | frames | best time [ms] | frames/s | within limits | speed-capped "
+        "frames | slide median L / R [mm/frame] | slide max L / R [mm] | dip max [mm] | "
+        "distance ratio |"
+    )
+    rows = [head, "|" + "---|" * 11]
+    for label, (file, mapping) in CLIPS.items():
+        clip = kinetree.read_bvh(DATA / file)
+        for name, robot in robots.items():
+            m = kinetree.retarget(clip, robot, mapping)  # warm: templates, first calls
+            best = np.inf
+            for _ in range(repeat):
+                t = time.perf_counter()
+                m = kinetree.retarget(clip, robot, mapping)
+                best = min(best, time.perf_counter() - t)
+            q = m.metadata["quality"]
+            feet = list(q["feet"].values())
+            med = " / ".join(f"{1e3 * f['slide_median']:.2f}" for f in feet)
+            top = " / ".join(f"{1e3 * f['slide_max']:.1f}" for f in feet)
+            dip = max(f["dip_max"] for f in feet)
+            capped = len(m.metadata["retarget"]["speed_capped_frames"])
+            rows.append(
+                f"| {label} | {name} | {m.n_frames} | {1e3 * best:.0f} | {m.n_frames / best:.0f} "
+                f"| {'yes' if q['within_limits'] else 'NO'} | {capped} | {med} | {top} | "
+                f"{1e3 * dip:.1f} | {q['distance_ratio']:.3f} |"
+            )
+            print(rows[-1], file=sys.stderr)
+    return "\n".join(rows)
+
+
+def dataset_run(robot: str, copies: int, workers: int) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "clips"
+        folder.mkdir()
+        for k in range(copies):
+            for file in sorted(DATA.glob("*.bvh")):
+                shutil.copy(file, folder / f"{file.stem}_{k:03d}.bvh")
+        run = retarget_folder(folder, robot, Path(tmp) / "out", workers=workers)
+    lines = run.table().splitlines()
+    ok_rows = [ln for ln in lines if ln.startswith("| ") and "| ok |" in ln]
+    failed = [ln for ln in lines if ln.startswith("- failed")]
+    reasons = sorted({ln.split(": ", 2)[-1] for ln in failed})
+    summary = [ln for ln in lines if "clips," in ln]
+    out = [*lines[:2], *ok_rows[:4], "| ... | | | | | | | | | |", "", *summary]
+    out.append(f"\n{len(failed)} clips failed, for these reasons (the rest finished):")
+    out += [f"- {r}" for r in reasons]
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--copies", type=int, default=17, help="copies of each clip in the data set")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--write", metavar="PATH", help="replace the report in this Markdown file")
+    ap.add_argument("--gif", metavar="PATH", help="also write the walk on the G1 as a GIF")
+    args = ap.parse_args()
+    robots = _robots()
+    machine = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start"
+    )
+    report = [
+        "<!-- retarget:begin -->",
+        f"Measured by `python benchmarks/retarget.py --write docs/retargeting.md` on {machine}.",
+        "",
+        clips_table(robots, args.repeat),
+        "",
+        f"A data set: every BVH file of tests/data/bvh copied {args.copies} times, onto the G1 "
+        f"(`retarget_folder(folder, 'g1', out, workers={args.workers})`, mapping guessed per "
+        "clip):",
+        "",
+        dataset_run("g1" if "g1" in robots else "humanoid", args.copies, args.workers),
+        "<!-- retarget:end -->",
+    ]
+    text = "\n".join(report)
+    if args.write:
+        p = Path(args.write)
+        old = p.read_text() if p.exists() else ""
+        if "<!-- retarget:begin -->" in old:
+            pre, rest = old.split("<!-- retarget:begin -->", 1)
+            text = pre + text + rest.split("<!-- retarget:end -->", 1)[1]
+        p.write_text(text if text.endswith("\n") else text + "\n")
+    print(text)
+    if args.gif and "g1" in robots:
+        from kinetree.anim.retarget_source import source_in_robot_world
+        from kinetree.viz import animate_side_by_side
+
+        clip = kinetree.read_bvh(DATA / "cmu_12_01_walk.bvh")
+        m = kinetree.retarget(clip, robots["g1"], "cmu")
+        animate_side_by_side([source_in_robot_world(clip, m), m], args.gif,
+                             titles=["CMU 12_01 walk (source)", "Unitree G1 (free base)"],
+                             fps=12, dpi=50)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
