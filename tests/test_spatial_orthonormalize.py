@@ -130,6 +130,6 @@ def test_bundled_data_paths() -> None:
     assert data.path("cmu_12_01_walk.bvh") == p == data.path("cmu_12_01_walk")
     assert data.names() == ["biped", "cmu_walk", "xacro_arm"]
     with pytest.raises(
-        KeyError, match="data file 'walk' not found; valid data files are: cmu_walk"
+        KeyError, match="data file 'walk' not found; valid data files are: biped, cmu_walk"
     ):
         data.path("walk")
