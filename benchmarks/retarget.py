@@ -1,7 +1,8 @@
 """Retargeting report: the clips and robots table, the speed, a data-set run, the GIF.
 
     .venv/bin/python benchmarks/retarget.py                 # prints Markdown
-    .venv/bin/python benchmarks/retarget.py --write docs/retargeting.md --gif docs/figures/retarget_walk_g1.gif
+    .venv/bin/python benchmarks/retarget.py --write docs/retargeting.md \
+        --gif docs/figures/retarget_walk_g1.gif
 
 Clips: the real BVH files in tests/data/bvh that have a body (the CMU 12_01 walk and
 pybvh's bvh_test1 capture). Robots: Unitree G1 and PAL Talos (example-robot-data, when
@@ -31,7 +32,10 @@ from kinetree.errors import KinetreeError
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "bvh"
-CLIPS = {"CMU 12_01 walk": ("cmu_12_01_walk.bvh", "cmu"), "pybvh bvh_test1": ("bvh_test1.bvh", "auto")}
+CLIPS = {
+    "CMU 12_01 walk": ("cmu_12_01_walk.bvh", "cmu"),
+    "pybvh bvh_test1": ("bvh_test1.bvh", "auto"),
+}
 ROBOTS = ("g1", "talos", "humanoid")
 
 
