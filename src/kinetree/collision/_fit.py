@@ -11,9 +11,10 @@ of its triangles, hence (being convex) the triangles: the union holds the whole 
 exactly, and the interior at every sample.
 
 ``t`` starts at ``max_overshoot``; while the cover needs more than ``max_spheres``
-balls it doubles, then is bisected down to the least ``t`` found that fits. Whatever a finished cover leaves (a thin part with no interior
-sample near it) goes to the chosen sphere that needs the least growth to hold it, which
-may then reach farther than ``t``; :func:`overshoot` measures the result.
+balls it doubles, then is bisected down to the least ``t`` found that fits. Whatever a
+finished cover leaves (a thin part with no interior sample near it) goes to the chosen
+sphere that needs the least growth to hold it, which may then reach farther than ``t``;
+:func:`overshoot` measures the result.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ def subdivide(tris: np.ndarray, max_edge: float) -> np.ndarray:
         idx = (longest[:, None] + np.arange(3)[None]) % 3
         t = np.take_along_axis(todo, idx[:, :, None], axis=1)
         mid = 0.5 * (t[:, 0] + t[:, 1])
-        todo = np.concatenate([np.stack([t[:, 0], mid, t[:, 2]], 1),
-                               np.stack([mid, t[:, 1], t[:, 2]], 1)])  # fmt: skip
+        todo = np.concatenate(
+            [np.stack([t[:, 0], mid, t[:, 2]], 1), np.stack([mid, t[:, 1], t[:, 2]], 1)]
+        )
     out.append(todo)
     return np.concatenate(out)
 
@@ -73,8 +75,12 @@ def inside(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
         c = tris[None, :, 2] - P[:, None]
         la, lb, lc = (np.linalg.norm(v, axis=2) for v in (a, b, c))
         det = np.einsum("pti,pti->pt", a, np.cross(b, c))
-        den = (la * lb * lc + np.einsum("pti,pti->pt", a, b) * lc
-               + np.einsum("pti,pti->pt", a, c) * lb + np.einsum("pti,pti->pt", b, c) * la)  # fmt: skip
+        den = (
+            la * lb * lc
+            + np.einsum("pti,pti->pt", a, b) * lc
+            + np.einsum("pti,pti->pt", a, c) * lb
+            + np.einsum("pti,pti->pt", b, c) * la
+        )
         w = np.arctan2(det, den).sum(axis=1) / (2.0 * np.pi)
         out[s : s + 512] = np.abs(w) > 0.5
     return out
@@ -88,8 +94,11 @@ def _reach(corners: np.ndarray, cand: np.ndarray, out: np.ndarray) -> None:
         for c in range(cand.shape[0]):
             best = 0.0
             for k in range(3):
-                d = ((corners[e, k, 0] - cand[c, 0]) ** 2 + (corners[e, k, 1] - cand[c, 1]) ** 2
-                     + (corners[e, k, 2] - cand[c, 2]) ** 2)  # fmt: skip
+                d = (
+                    (corners[e, k, 0] - cand[c, 0]) ** 2
+                    + (corners[e, k, 1] - cand[c, 1]) ** 2
+                    + (corners[e, k, 2] - cand[c, 2]) ** 2
+                )
                 best = max(best, d)
             out[e, c] = math.sqrt(best)
 
@@ -125,8 +134,9 @@ def overshoot(C: np.ndarray, r: np.ndarray, tris: np.ndarray, directions: int = 
     if len(P) == 0:
         return 0.0
     dist = np.empty(len(P))
-    _kernels.points_to_mesh(np.ascontiguousarray(P), np.ascontiguousarray(tris.reshape(-1, 3)),
-                            dist)  # fmt: skip
+    _kernels.points_to_mesh(
+        np.ascontiguousarray(P), np.ascontiguousarray(tris.reshape(-1, 3)), dist
+    )
     return float(dist.max())
 
 
@@ -144,15 +154,20 @@ def fit_mesh(
     # Candidates: interior points of a grid of about 3000 over the bounding box.
     ext = np.maximum(hi - lo, 1e-12)
     step = float((np.prod(ext) / 3000.0) ** (1.0 / 3.0))
-    axes = [np.arange(lo[i] + 0.5 * step, hi[i], step) if ext[i] > step else
-            np.array([0.5 * (lo[i] + hi[i])]) for i in range(3)]  # fmt: skip
+    axes = [
+        np.arange(lo[i] + 0.5 * step, hi[i], step)
+        if ext[i] > step
+        else np.array([0.5 * (lo[i] + hi[i])])
+        for i in range(3)
+    ]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     cand = grid[inside(grid, tris)]
     if len(cand) == 0:  # open or flat: the triangles' centres
         cand = pieces.mean(axis=1)
     depth = np.empty(len(cand))
-    _kernels.points_to_mesh(np.ascontiguousarray(cand), np.ascontiguousarray(tris.reshape(-1, 3)),
-                            depth)  # fmt: skip
+    _kernels.points_to_mesh(
+        np.ascontiguousarray(cand), np.ascontiguousarray(tris.reshape(-1, 3)), depth
+    )
     # Elements to hold: the cut triangles (by their farthest corner) and the candidates.
     elements = np.ascontiguousarray(np.concatenate([pieces, np.repeat(cand[:, None], 3, axis=1)]))
     reach = np.empty((len(elements), len(cand)))

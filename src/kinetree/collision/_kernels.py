@@ -77,11 +77,19 @@ def _unit(x: float, y: float, z: float) -> tuple[float, float, float, float]:
 
 @njit(cache=True)
 def triangle_closest(
-    px: float, py: float, pz: float,
-    ax: float, ay: float, az: float,
-    bx: float, by: float, bz: float,
-    cx: float, cy: float, cz: float,
-) -> tuple[float, float, float]:  # fmt: skip
+    px: float,
+    py: float,
+    pz: float,
+    ax: float,
+    ay: float,
+    az: float,
+    bx: float,
+    by: float,
+    bz: float,
+    cx: float,
+    cy: float,
+    cz: float,
+) -> tuple[float, float, float]:
     """The point of the triangle ``abc`` closest to ``p``.
 
     Minimises ``|a + s (b - a) + t (c - a) - p|^2`` over ``s, t >= 0, s + t <= 1``: the
@@ -172,9 +180,15 @@ def point_primitive(
 
 @njit(cache=True)
 def point_data(
-    kind: int, radius: float, data: np.ndarray, start: int, count: int,
-    x: float, y: float, z: float,
-) -> tuple[float, float, float, float]:  # fmt: skip
+    kind: int,
+    radius: float,
+    data: np.ndarray,
+    start: int,
+    count: int,
+    x: float,
+    y: float,
+    z: float,
+) -> tuple[float, float, float, float]:
     """:func:`point_primitive` for a point cloud (balls of ``radius``) or a mesh, whose
     ``count`` points or triangles start at row ``start`` of ``data``. Unsigned: a mesh is
     a surface, so a point inside a closed mesh is at its distance from the surface."""
@@ -194,9 +208,19 @@ def point_data(
     for t in range(count):
         k = start + 3 * t
         qx, qy, qz = triangle_closest(
-            x, y, z, data[k, 0], data[k, 1], data[k, 2], data[k + 1, 0], data[k + 1, 1],
-            data[k + 1, 2], data[k + 2, 0], data[k + 2, 1], data[k + 2, 2],
-        )  # fmt: skip
+            x,
+            y,
+            z,
+            data[k, 0],
+            data[k, 1],
+            data[k, 2],
+            data[k + 1, 0],
+            data[k + 1, 1],
+            data[k + 1, 2],
+            data[k + 2, 0],
+            data[k + 2, 1],
+            data[k + 2, 2],
+        )
         d2 = (x - qx) ** 2 + (y - qy) ** 2 + (z - qz) ** 2
         if d2 < best:
             best = d2
@@ -216,8 +240,8 @@ def point_data(
 def point_obstacle(
     obstacles: np.ndarray, data: np.ndarray, o: int, x: float, y: float, z: float
 ) -> tuple[float, float, float, float]:
-    """:func:`point_primitive` or :func:`point_data` for the world point ``(x, y, z)`` and obstacle row ``o``; the
-    normal is returned in the world frame."""
+    """:func:`point_primitive` or :func:`point_data` for the world point ``(x, y, z)``
+    and obstacle row ``o``; the normal is returned in the world frame."""
     P = OBSTACLE_POSE
     tx, ty, tz = x - obstacles[o, P + 3], y - obstacles[o, P + 7], z - obstacles[o, P + 11]
     # local = R^T (p - t); R is row-major in slots P + 4 r + c.
@@ -227,14 +251,26 @@ def point_obstacle(
     kind = int(obstacles[o, OBSTACLE_TYPE])
     if kind == POINTS or kind == MESH:
         sd, nx, ny, nz = point_data(
-            kind, obstacles[o, OBSTACLE_RADIUS], data, int(obstacles[o, OBSTACLE_START]),
-            int(obstacles[o, OBSTACLE_COUNT]), lx, ly, lz,
-        )  # fmt: skip
+            kind,
+            obstacles[o, OBSTACLE_RADIUS],
+            data,
+            int(obstacles[o, OBSTACLE_START]),
+            int(obstacles[o, OBSTACLE_COUNT]),
+            lx,
+            ly,
+            lz,
+        )
     else:
         sd, nx, ny, nz = point_primitive(
-            kind, obstacles[o, OBSTACLE_HALF], obstacles[o, OBSTACLE_HALF + 1],
-            obstacles[o, OBSTACLE_HALF + 2], obstacles[o, OBSTACLE_RADIUS], lx, ly, lz,
-        )  # fmt: skip
+            kind,
+            obstacles[o, OBSTACLE_HALF],
+            obstacles[o, OBSTACLE_HALF + 1],
+            obstacles[o, OBSTACLE_HALF + 2],
+            obstacles[o, OBSTACLE_RADIUS],
+            lx,
+            ly,
+            lz,
+        )
     wx = obstacles[o, P] * nx + obstacles[o, P + 1] * ny + obstacles[o, P + 2] * nz
     wy = obstacles[o, P + 4] * nx + obstacles[o, P + 5] * ny + obstacles[o, P + 6] * nz
     wz = obstacles[o, P + 8] * nx + obstacles[o, P + 9] * ny + obstacles[o, P + 10] * nz
@@ -242,27 +278,39 @@ def point_obstacle(
 
 
 @njit(cache=True)
-def _bound_obstacle(obstacles: np.ndarray, o: int, x: float, y: float, z: float
-                    ) -> tuple[float, float, float, float]:  # fmt: skip
+def _bound_obstacle(
+    obstacles: np.ndarray, o: int, x: float, y: float, z: float
+) -> tuple[float, float, float, float]:
     """Signed distance of the world point ``(x, y, z)`` to obstacle ``o``'s bounding
     sphere, and the unit direction from its centre (a lower bound for clouds and meshes)."""
     P = OBSTACLE_POSE
     ox = obstacles[o, OBSTACLE_BOUND]
     oy = obstacles[o, OBSTACLE_BOUND + 1]
     oz = obstacles[o, OBSTACLE_BOUND + 2]
-    wx = obstacles[o, P] * ox + obstacles[o, P + 1] * oy + obstacles[o, P + 2] * oz + obstacles[
-        o, P + 3]  # fmt: skip
-    wy = obstacles[o, P + 4] * ox + obstacles[o, P + 5] * oy + obstacles[o, P + 6] * oz + obstacles[
-        o, P + 7]  # fmt: skip
-    wz = obstacles[o, P + 8] * ox + obstacles[o, P + 9] * oy + obstacles[o, P + 10] * oz + obstacles[
-        o, P + 11]  # fmt: skip
+    wx = (
+        obstacles[o, P] * ox
+        + obstacles[o, P + 1] * oy
+        + obstacles[o, P + 2] * oz
+        + obstacles[o, P + 3]
+    )
+    wy = (
+        obstacles[o, P + 4] * ox
+        + obstacles[o, P + 5] * oy
+        + obstacles[o, P + 6] * oz
+        + obstacles[o, P + 7]
+    )
+    wz = (
+        obstacles[o, P + 8] * ox
+        + obstacles[o, P + 9] * oy
+        + obstacles[o, P + 10] * oz
+        + obstacles[o, P + 11]
+    )
     n, nx, ny, nz = _unit(x - wx, y - wy, z - wz)
     return n - obstacles[o, OBSTACLE_BOUND_RADIUS], nx, ny, nz
 
 
 @njit(cache=True, inline="always")
-def _to_world(W: np.ndarray, node: int, x: float, y: float, z: float
-              ) -> tuple[float, float, float]:  # fmt: skip
+def _to_world(W: np.ndarray, node: int, x: float, y: float, z: float) -> tuple[float, float, float]:
     return (
         W[node, 0, 0] * x + W[node, 0, 1] * y + W[node, 0, 2] * z + W[node, 0, 3],
         W[node, 1, 0] * x + W[node, 1, 1] * y + W[node, 1, 2] * z + W[node, 1, 3],
@@ -276,8 +324,13 @@ def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
     the world transforms ``W`` (n_nodes, 3, 4) of :func:`~kinetree.kinematics._kernels.fk_nodes`."""
     for s in range(spheres.shape[0]):
         node = int(spheres[s, SPHERE_NODE])
-        x, y, z = _to_world(W, node, spheres[s, SPHERE_CENTER], spheres[s, SPHERE_CENTER + 1],
-                            spheres[s, SPHERE_CENTER + 2])  # fmt: skip
+        x, y, z = _to_world(
+            W,
+            node,
+            spheres[s, SPHERE_CENTER],
+            spheres[s, SPHERE_CENTER + 1],
+            spheres[s, SPHERE_CENTER + 2],
+        )
         C[s, 0] = x
         C[s, 1] = y
         C[s, 2] = z
@@ -286,10 +339,23 @@ def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
 
 @njit(cache=True, inline="always")
 def _write(
-    out: np.ndarray, d: float, nx: float, ny: float, nz: float,
-    ax: float, ay: float, az: float, bx: float, by: float, bz: float,
-    node_a: int, node_b: int, sphere_a: int, sphere_b: int, exact: float,
-) -> None:  # fmt: skip
+    out: np.ndarray,
+    d: float,
+    nx: float,
+    ny: float,
+    nz: float,
+    ax: float,
+    ay: float,
+    az: float,
+    bx: float,
+    by: float,
+    bz: float,
+    node_a: int,
+    node_b: int,
+    sphere_a: int,
+    sphere_b: int,
+    exact: float,
+) -> None:
     out[OUT_DISTANCE] = d
     out[OUT_NORMAL] = nx
     out[OUT_NORMAL + 1] = ny
@@ -309,9 +375,16 @@ def _write(
 
 @njit(cache=True)
 def pair_distance(
-    W: np.ndarray, C: np.ndarray, links: np.ndarray, obstacles: np.ndarray,
-    data: np.ndarray, pairs: np.ndarray, p: int, cutoff: float, out: np.ndarray,
-) -> None:  # fmt: skip
+    W: np.ndarray,
+    C: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    p: int,
+    cutoff: float,
+    out: np.ndarray,
+) -> None:
     """Signed distance of pair ``p`` into the row ``out`` (layout ``OUT_*``).
 
     ``C`` holds the world spheres (:func:`world_spheres`). A pair whose broad-phase lower
@@ -322,27 +395,52 @@ def pair_distance(
     la = pairs[p, PAIR_A]
     lb = pairs[p, PAIR_B]
     node_a = int(links[la, LINK_NODE])
-    bax, bay, baz = _to_world(W, node_a, links[la, LINK_CENTER], links[la, LINK_CENTER + 1],
-                              links[la, LINK_CENTER + 2])  # fmt: skip
+    bax, bay, baz = _to_world(
+        W, node_a, links[la, LINK_CENTER], links[la, LINK_CENTER + 1], links[la, LINK_CENTER + 2]
+    )
     bar = links[la, LINK_RADIUS]
     first, stop = int(links[la, LINK_FIRST]), int(links[la, LINK_STOP])
     if pairs[p, PAIR_KIND] == PAIR_SELF:
         node_b = int(links[lb, LINK_NODE])
-        bbx, bby, bbz = _to_world(W, node_b, links[lb, LINK_CENTER], links[lb, LINK_CENTER + 1],
-                                  links[lb, LINK_CENTER + 2])  # fmt: skip
+        bbx, bby, bbz = _to_world(
+            W,
+            node_b,
+            links[lb, LINK_CENTER],
+            links[lb, LINK_CENTER + 1],
+            links[lb, LINK_CENTER + 2],
+        )
         bbr = links[lb, LINK_RADIUS]
         n, nx, ny, nz = _unit(bax - bbx, bay - bby, baz - bbz)
         bound = n - bar - bbr
         if bound >= cutoff:
-            _write(out, bound, nx, ny, nz, bax - bar * nx, bay - bar * ny, baz - bar * nz,
-                   bbx + bbr * nx, bby + bbr * ny, bbz + bbr * nz, node_a, node_b, -1, -1, 0.0)
-            return  # fmt: skip
+            _write(
+                out,
+                bound,
+                nx,
+                ny,
+                nz,
+                bax - bar * nx,
+                bay - bar * ny,
+                baz - bar * nz,
+                bbx + bbr * nx,
+                bby + bbr * ny,
+                bbz + bbr * nz,
+                node_a,
+                node_b,
+                -1,
+                -1,
+                0.0,
+            )
+            return
         best = np.inf
         sa, sb = first, int(links[lb, LINK_FIRST])
         for i in range(first, stop):
             # Sphere i against B's bounding sphere: skip it when it cannot improve.
-            gap = math.sqrt((C[i, 0] - bbx) ** 2 + (C[i, 1] - bby) ** 2
-                            + (C[i, 2] - bbz) ** 2) - C[i, 3] - bbr  # fmt: skip
+            gap = (
+                math.sqrt((C[i, 0] - bbx) ** 2 + (C[i, 1] - bby) ** 2 + (C[i, 2] - bbz) ** 2)
+                - C[i, 3]
+                - bbr
+            )
             if gap >= best:
                 continue
             for j in range(int(links[lb, LINK_FIRST]), int(links[lb, LINK_STOP])):
@@ -356,9 +454,24 @@ def pair_distance(
                     sa, sb = i, j
         n, nx, ny, nz = _unit(C[sa, 0] - C[sb, 0], C[sa, 1] - C[sb, 1], C[sa, 2] - C[sb, 2])
         ra, rb = C[sa, 3], C[sb, 3]
-        _write(out, n - ra - rb, nx, ny, nz, C[sa, 0] - ra * nx, C[sa, 1] - ra * ny,
-               C[sa, 2] - ra * nz, C[sb, 0] + rb * nx, C[sb, 1] + rb * ny, C[sb, 2] + rb * nz,
-               node_a, node_b, sa, sb, 1.0)  # fmt: skip
+        _write(
+            out,
+            n - ra - rb,
+            nx,
+            ny,
+            nz,
+            C[sa, 0] - ra * nx,
+            C[sa, 1] - ra * ny,
+            C[sa, 2] - ra * nz,
+            C[sb, 0] + rb * nx,
+            C[sb, 1] + rb * ny,
+            C[sb, 2] + rb * nz,
+            node_a,
+            node_b,
+            sa,
+            sb,
+            1.0,
+        )
         return
     # Obstacle pair: a lower bound first (exact for the bounding sphere of a primitive;
     # from the two bounding spheres for a point cloud or a mesh, whose distance is a loop).
@@ -369,9 +482,25 @@ def pair_distance(
         sd, nx, ny, nz = point_obstacle(obstacles, data, lb, bax, bay, baz)
     bound = sd - bar
     if bound >= cutoff:
-        _write(out, bound, nx, ny, nz, bax - bar * nx, bay - bar * ny, baz - bar * nz,
-               bax - sd * nx, bay - sd * ny, baz - sd * nz, node_a, -1, -1, -1, 0.0)
-        return  # fmt: skip
+        _write(
+            out,
+            bound,
+            nx,
+            ny,
+            nz,
+            bax - bar * nx,
+            bay - bar * ny,
+            baz - bar * nz,
+            bax - sd * nx,
+            bay - sd * ny,
+            baz - sd * nz,
+            node_a,
+            -1,
+            -1,
+            -1,
+            0.0,
+        )
+        return
     best = np.inf
     sa = first
     bsd, bnx, bny, bnz = 0.0, 0.0, 0.0, 1.0
@@ -395,26 +524,57 @@ def pair_distance(
         for i in range(first, stop):
             dx, dy, dz = C[i, 0] - tx, C[i, 1] - ty, C[i, 2] - tz
             sd, nx, ny, nz = point_primitive(
-                kind, hx, hy, hz, rad, r00 * dx + r10 * dy + r20 * dz,
-                r01 * dx + r11 * dy + r21 * dz, r02 * dx + r12 * dy + r22 * dz,
-            )  # fmt: skip
+                kind,
+                hx,
+                hy,
+                hz,
+                rad,
+                r00 * dx + r10 * dy + r20 * dz,
+                r01 * dx + r11 * dy + r21 * dz,
+                r02 * dx + r12 * dy + r22 * dz,
+            )
             if sd - C[i, 3] < best:
                 best = sd - C[i, 3]
                 sa = i
                 bsd, bnx, bny, bnz = sd, nx, ny, nz
-        bnx, bny, bnz = (r00 * bnx + r01 * bny + r02 * bnz, r10 * bnx + r11 * bny + r12 * bnz,
-                         r20 * bnx + r21 * bny + r22 * bnz)  # fmt: skip
+        bnx, bny, bnz = (
+            r00 * bnx + r01 * bny + r02 * bnz,
+            r10 * bnx + r11 * bny + r12 * bnz,
+            r20 * bnx + r21 * bny + r22 * bnz,
+        )
     r = C[sa, 3]
-    _write(out, bsd - r, bnx, bny, bnz, C[sa, 0] - r * bnx, C[sa, 1] - r * bny,
-           C[sa, 2] - r * bnz, C[sa, 0] - bsd * bnx, C[sa, 1] - bsd * bny, C[sa, 2] - bsd * bnz,
-           node_a, -1, sa, -1, 1.0)  # fmt: skip
+    _write(
+        out,
+        bsd - r,
+        bnx,
+        bny,
+        bnz,
+        C[sa, 0] - r * bnx,
+        C[sa, 1] - r * bny,
+        C[sa, 2] - r * bnz,
+        C[sa, 0] - bsd * bnx,
+        C[sa, 1] - bsd * bny,
+        C[sa, 2] - bsd * bnz,
+        node_a,
+        -1,
+        sa,
+        -1,
+        1.0,
+    )
 
 
 @njit(cache=True)
 def pair_distances(
-    W: np.ndarray, spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray,
-    data: np.ndarray, pairs: np.ndarray, cutoff: float, C: np.ndarray, out: np.ndarray,
-) -> None:  # fmt: skip
+    W: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    cutoff: float,
+    C: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """Every pair's row of ``out`` (n_pairs, OUT_SIZE) at the world transforms ``W``.
 
     ``C`` (n_spheres, 4) is scratch for the world spheres. Pairs farther than ``cutoff``
@@ -428,21 +588,31 @@ def pair_distances(
 
 @njit(cache=True)
 def pair_bound(
-    W: np.ndarray, links: np.ndarray, obstacles: np.ndarray, data: np.ndarray,
-    pairs: np.ndarray, p: int,
-) -> float:  # fmt: skip
+    W: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    p: int,
+) -> float:
     """A lower bound [m] on pair ``p``'s distance from bounding spheres alone: the link's
     against the other link's, against a primitive (exact for the bounding sphere) or
     against the bounding sphere of a point cloud or mesh."""
     la = pairs[p, PAIR_A]
     lb = pairs[p, PAIR_B]
     node_a = int(links[la, LINK_NODE])
-    ax, ay, az = _to_world(W, node_a, links[la, LINK_CENTER], links[la, LINK_CENTER + 1],
-                           links[la, LINK_CENTER + 2])  # fmt: skip
+    ax, ay, az = _to_world(
+        W, node_a, links[la, LINK_CENTER], links[la, LINK_CENTER + 1], links[la, LINK_CENTER + 2]
+    )
     if pairs[p, PAIR_KIND] == PAIR_SELF:
         node_b = int(links[lb, LINK_NODE])
-        bx, by, bz = _to_world(W, node_b, links[lb, LINK_CENTER], links[lb, LINK_CENTER + 1],
-                               links[lb, LINK_CENTER + 2])  # fmt: skip
+        bx, by, bz = _to_world(
+            W,
+            node_b,
+            links[lb, LINK_CENTER],
+            links[lb, LINK_CENTER + 1],
+            links[lb, LINK_CENTER + 2],
+        )
         d = math.sqrt((ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2)
         return d - links[la, LINK_RADIUS] - links[lb, LINK_RADIUS]
     kind = int(obstacles[lb, OBSTACLE_TYPE])
@@ -455,10 +625,19 @@ def pair_bound(
 
 @njit(cache=True)
 def min_distance(
-    W: np.ndarray, spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray,
-    data: np.ndarray, pairs: np.ndarray, stop_below: float, C: np.ndarray,
-    bounds: np.ndarray, order: np.ndarray, row: np.ndarray, best: np.ndarray,
-) -> int:  # fmt: skip
+    W: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    stop_below: float,
+    C: np.ndarray,
+    bounds: np.ndarray,
+    order: np.ndarray,
+    row: np.ndarray,
+    best: np.ndarray,
+) -> int:
     """The closest pair at ``W``: its index (-1 with no pairs) and its row in ``best``.
 
     Pairs are visited in the order of their lower bounds (:func:`pair_bound`), each
@@ -497,11 +676,21 @@ def min_distance(
 
 @njit(cache=True, nogil=True)
 def distance_rows(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray, data: np.ndarray,
-    pairs: np.ndarray, stop_below: float, out: np.ndarray, arg: np.ndarray,
-    start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    stop_below: float,
+    out: np.ndarray,
+    arg: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """:func:`min_distance` for configurations ``Q[start:stop]`` (N, nq): rows of ``out``
     (N, OUT_SIZE) and closest pair indices ``arg`` (N,)."""
     W = np.empty((fdata.shape[0], 3, 4))
@@ -511,16 +700,27 @@ def distance_rows(
     row = np.empty(OUT_SIZE)
     for b in range(start, stop):
         fk_nodes(Q[b], fdata, idata, nodes, W)
-        arg[b] = min_distance(W, spheres, links, obstacles, data, pairs, stop_below, C, bounds,
-                              order, row, out[b])  # fmt: skip
+        arg[b] = min_distance(
+            W, spheres, links, obstacles, data, pairs, stop_below, C, bounds, order, row, out[b]
+        )
 
 
 @njit(cache=True, nogil=True)
 def pair_rows(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray, data: np.ndarray,
-    pairs: np.ndarray, cutoff: float, out: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    cutoff: float,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """:func:`pair_distances` for configurations ``Q[start:stop]``: ``out`` (N, n_pairs,
     OUT_SIZE)."""
     W = np.empty((fdata.shape[0], 3, 4))

@@ -219,8 +219,9 @@ def pack_obstacle_rows(
     return table, data_rows
 
 
-def pack_pairs(obstacle_pairs: Sequence[tuple[int, int]], self_pairs: Sequence[tuple[int, int]]
-               ) -> np.ndarray:  # fmt: skip
+def pack_pairs(
+    obstacle_pairs: Sequence[tuple[int, int]], self_pairs: Sequence[tuple[int, int]]
+) -> np.ndarray:
     """The ``pairs`` table: ``(link, obstacle)`` rows first, then ``(link, link)`` rows."""
     out = np.zeros((len(obstacle_pairs) + len(self_pairs), PAIR_SIZE), dtype=np.int64)
     for i, (a, b) in enumerate(obstacle_pairs):

@@ -88,10 +88,13 @@ class DistanceResult:
     def closest(self) -> Any:
         """Names of the closest pair: a ``(a, b)`` tuple for one configuration, a nested
         list of them for a batch (None where there was nothing to check)."""
-        names = [self.pair_names[i] if i >= 0 else None for i in self.pair.reshape(-1).tolist()]
+        flat = self.pair.reshape(-1).tolist()
+        names = [self.pair_names[i] if i >= 0 else None for i in flat]
         if self.pair.ndim == 0:
             return names[0]
-        return np.array(names + [None], dtype=object)[:-1].reshape(self.pair.shape).tolist()
+        grid = np.empty(len(names), dtype=object)
+        grid[:] = names
+        return grid.reshape(self.pair.shape).tolist()
 
     def __float__(self) -> float:
         return float(self.distance)
@@ -124,17 +127,31 @@ class CollisionModel:
             for n in (a, b):
                 if n not in valid:
                     raise unknown_name("collision link or obstacle", n, sorted(valid))
-        ob_pairs = [(i, o) for i in range(len(links)) for o in range(len(rows))
-                    if pair_key(links[i], names[o]) not in skip]  # fmt: skip
-        self_pairs = [(a, b) for a, b in self.self_pairs
-                      if self_collision and pair_key(links[a], links[b]) not in skip]  # fmt: skip
+        ob_pairs = [
+            (i, o)
+            for i in range(len(links))
+            for o in range(len(rows))
+            if pair_key(links[i], names[o]) not in skip
+        ]
+        self_pairs = [
+            (a, b)
+            for a, b in self.self_pairs
+            if self_collision and pair_key(links[a], links[b]) not in skip
+        ]
         obstacles_table, data = pack_obstacle_rows(rows)
         pair_names = tuple((links[a], names[o]) for a, o in ob_pairs) + tuple(
             (links[a], links[b]) for a, b in self_pairs
         )
         nodes = needed_nodes(self.model, tuple(self.spheres.nodes.tolist()))
-        return CollisionTables(self.spheres.spheres, self.spheres.link_table, obstacles_table,
-                               data, pack_pairs(ob_pairs, self_pairs), pair_names, nodes)  # fmt: skip
+        return CollisionTables(
+            self.spheres.spheres,
+            self.spheres.link_table,
+            obstacles_table,
+            data,
+            pack_pairs(ob_pairs, self_pairs),
+            pair_names,
+            nodes,
+        )
 
     def _batch(self, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
         qa = as_array(q, "q", (self.model.nq,))
@@ -142,8 +159,9 @@ class CollisionModel:
         Q = qa.reshape(int(np.prod(batch, dtype=np.int64)), self.model.nq)
         return np.require(Q, np.float64, ("C", "W")), batch
 
-    def _closest(self, q: ArrayLike, t: CollisionTables, stop_below: float
-                 ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:  # fmt: skip
+    def _closest(
+        self, q: ArrayLike, t: CollisionTables, stop_below: float
+    ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
         Q, batch = self._batch(q)
         fdata, idata = packed(self.model)
         N = Q.shape[0]
@@ -152,12 +170,24 @@ class CollisionModel:
         with notice(_kernels.distance_rows):
             run_chunks(
                 lambda a, b: _kernels.distance_rows(
-                    Q, fdata, idata, t.nodes, t.spheres, t.links, t.obstacles, t.obstacle_data,
-                    t.pairs, stop_below, out, arg, a, b,
+                    Q,
+                    fdata,
+                    idata,
+                    t.nodes,
+                    t.spheres,
+                    t.links,
+                    t.obstacles,
+                    t.obstacle_data,
+                    t.pairs,
+                    stop_below,
+                    out,
+                    arg,
+                    a,
+                    b,
                 ),
                 N,
                 512,
-            )  # fmt: skip
+            )
         return out, arg, batch
 
     def distance(
@@ -175,11 +205,13 @@ class CollisionModel:
         out[none, OUT_DISTANCE] = np.inf
         d = out[:, OUT_DISTANCE].reshape(batch)
         return DistanceResult(
-            d, arg.reshape(batch),
+            d,
+            arg.reshape(batch),
             out[:, OUT_POINT_A : OUT_POINT_A + 3].reshape(*batch, 3),
             out[:, OUT_POINT_B : OUT_POINT_B + 3].reshape(*batch, 3),
-            out[:, OUT_NORMAL : OUT_NORMAL + 3].reshape(*batch, 3), t.pair_names,
-        )  # fmt: skip
+            out[:, OUT_NORMAL : OUT_NORMAL + 3].reshape(*batch, 3),
+            t.pair_names,
+        )
 
     def in_collision(
         self,
@@ -216,12 +248,23 @@ class CollisionModel:
         with notice(_kernels.pair_rows):
             run_chunks(
                 lambda a, b: _kernels.pair_rows(
-                    Q, fdata, idata, t.nodes, t.spheres, t.links, t.obstacles, t.obstacle_data,
-                    t.pairs, cut, out, a, b,
+                    Q,
+                    fdata,
+                    idata,
+                    t.nodes,
+                    t.spheres,
+                    t.links,
+                    t.obstacles,
+                    t.obstacle_data,
+                    t.pairs,
+                    cut,
+                    out,
+                    a,
+                    b,
                 ),
                 Q.shape[0],
                 256,
-            )  # fmt: skip
+            )
         return out.reshape(*batch, t.pairs.shape[0], OUT_SIZE), t.pair_names
 
 
@@ -313,7 +356,9 @@ def collision_model(
     else:
         pairs = find_disabled_pairs(model, samples, 0, spheres=sp)
     links = sp.links
-    enabled = tuple((a, b) for a, b in _all_pairs(links) if pair_key(links[a], links[b]) not in pairs)
+    enabled = tuple(
+        (a, b) for a, b in _all_pairs(links) if pair_key(links[a], links[b]) not in pairs
+    )
     cm = CollisionModel(model, sp, pairs, enabled)
     if cacheable:
         per_model[key] = cm

@@ -82,7 +82,8 @@ class RobotSpheres:
 
 
 def cache_dir() -> Path:
-    """Where fitted spheres are kept: ``$KINETREE_CACHE_DIR/spheres`` or ``~/.cache/kinetree/spheres``."""
+    """Where fitted spheres are kept: ``$KINETREE_CACHE_DIR/spheres``, else
+    ``~/.cache/kinetree/spheres``."""
     root = os.environ.get("KINETREE_CACHE_DIR")
     base = Path(root) if root else Path.home() / ".cache" / "kinetree"
     return base / "spheres"
@@ -106,18 +107,24 @@ def _prism_mesh(radius: float, length: float, sides: int = 16) -> tuple[np.ndarr
     ang = 2 * np.pi * np.arange(sides) / sides
     ring = np.stack([rc * np.cos(ang), rc * np.sin(ang)], axis=1)
     h = 0.5 * length
-    v = np.concatenate([np.c_[ring, np.full(sides, -h)], np.c_[ring, np.full(sides, h)],
-                        [[0, 0, -h], [0, 0, h]]])  # fmt: skip
+    v = np.concatenate(
+        [np.c_[ring, np.full(sides, -h)], np.c_[ring, np.full(sides, h)], [[0, 0, -h], [0, 0, h]]]
+    )
     f = []
     for i in range(sides):
         j = (i + 1) % sides
-        f += [(i, j, sides + j), (i, sides + j, sides + i), (2 * sides, j, i),
-              (2 * sides + 1, sides + i, sides + j)]  # fmt: skip
+        f += [
+            (i, j, sides + j),
+            (i, sides + j, sides + i),
+            (2 * sides, j, i),
+            (2 * sides + 1, sides + i, sides + j),
+        ]
     return v, np.array(f, dtype=np.int64)
 
 
-def _capsule(radius: float, length: float, max_spheres: int, max_overshoot: float
-             ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _capsule(
+    radius: float, length: float, max_spheres: int, max_overshoot: float
+) -> tuple[np.ndarray, np.ndarray]:
     k = 1
     while k < max_spheres:
         gap = length / k if k > 1 else length
@@ -130,8 +137,9 @@ def _capsule(radius: float, length: float, max_spheres: int, max_overshoot: floa
     return np.c_[np.zeros(k), np.zeros(k), z], np.full(k, r + _PAD)
 
 
-def _cached_fit(vertices: np.ndarray, faces: np.ndarray, max_spheres: int, max_overshoot: float,
-                use_cache: bool) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _cached_fit(
+    vertices: np.ndarray, faces: np.ndarray, max_spheres: int, max_overshoot: float, use_cache: bool
+) -> tuple[np.ndarray, np.ndarray]:
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
     h = hashlib.sha256()
@@ -168,8 +176,9 @@ def _cached_fit(vertices: np.ndarray, faces: np.ndarray, max_spheres: int, max_o
 _MEMORY: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def shape_spheres(shape: geo.Geometry, max_spheres: int = 16, max_overshoot: float = 0.01,
-                  use_cache: bool = True) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def shape_spheres(
+    shape: geo.Geometry, max_spheres: int = 16, max_overshoot: float = 0.01, use_cache: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """``(centers (k, 3), radii (k,))`` [m] holding ``shape``, in the frame the shape hangs
     from (its ``origin`` applied). Raises :class:`UnsupportedError` for a mesh whose
     file was not read."""
@@ -218,13 +227,17 @@ def robot_spheres(
     it, unless ``skip_missing`` (then that shape is left out, with a warning). Cached per
     model and settings in memory, per mesh on disk (:func:`cache_dir`).
     """
-    if isinstance(max_spheres, bool) or not isinstance(max_spheres, (int, np.integer)) or (
-        max_spheres < 1
+    if (
+        isinstance(max_spheres, bool)
+        or not isinstance(max_spheres, (int, np.integer))
+        or (max_spheres < 1)
     ):
         raise InvalidValueError(f"max_spheres must be an integer >= 1, got {max_spheres!r}")
     max_overshoot = check_positive(max_overshoot, "max_overshoot", allow_zero=True)
     if kind not in geo.GEOMETRY_KINDS:
-        raise InvalidValueError(f"kind must be one of {', '.join(geo.GEOMETRY_KINDS)}, got {kind!r}")
+        raise InvalidValueError(
+            f"kind must be one of {', '.join(geo.GEOMETRY_KINDS)}, got {kind!r}"
+        )
     key = (int(max_spheres), max_overshoot, kind, skip_missing)
     per_model = _ROBOT.setdefault(model, {})
     hit = per_model.get(key)
@@ -244,8 +257,7 @@ def robot_spheres(
                     raise UnsupportedError(f"link {frame!r}: {exc}") from None
                 import warnings
 
-                warnings.warn(f"link {frame!r}: {exc}; left out", geo.GeometryWarning,
-                              stacklevel=2)  # fmt: skip
+                warnings.warn(f"link {frame!r}: {exc}; left out", geo.GeometryWarning, stacklevel=2)
                 continue
             cs.append(c)
             rs.append(r)
@@ -261,7 +273,18 @@ def robot_spheres(
     all_r = np.concatenate(radii) if radii else np.zeros(0)
     for a in (nodes, offsets, all_c, all_r):
         a.setflags(write=False)
-    out = RobotSpheres(model.name, tuple(links), nodes, offsets, frames, all_c, all_r,
-                       spheres, table, int(max_spheres), max_overshoot)  # fmt: skip
+    out = RobotSpheres(
+        model.name,
+        tuple(links),
+        nodes,
+        offsets,
+        frames,
+        all_c,
+        all_r,
+        spheres,
+        table,
+        int(max_spheres),
+        max_overshoot,
+    )
     per_model[key] = out
     return out

@@ -122,7 +122,8 @@ class Box(Obstacle):
 @dataclass(frozen=True, eq=False)
 class Capsule(Obstacle):
     """A segment of ``length`` [m] along the z axis of ``pose``, centred on it, swept by a
-    ball of ``radius`` [m] (total extent ``length + 2 radius``, as :class:`kinetree.geometry.Capsule`)."""
+    ball of ``radius`` [m] (total extent ``length + 2 radius``, as
+    :class:`kinetree.geometry.Capsule`)."""
 
     radius: float = 0.0
     length: float = 0.0
@@ -270,7 +271,9 @@ def as_obstacle(shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None) -
     raise UnsupportedError(f"mesh {getattr(shape, 'path', '')!r} has no vertices loaded")
 
 
-def obstacle_rows(obstacles: Iterable[Obstacle | geo.Geometry]) -> tuple[list[Row], list[str]]:
+def obstacle_rows(
+    obstacles: Iterable[Obstacle | geo.Geometry] | Obstacle | geo.Geometry,
+) -> tuple[list[Row], list[str]]:
     """The rows and display names of ``obstacles`` (a list, or one obstacle)."""
     if isinstance(obstacles, (Obstacle, geo.Geometry)):
         obstacles = [obstacles]

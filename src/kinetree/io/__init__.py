@@ -47,6 +47,7 @@ def load(
     | os.PathLike[str]
     | Sequence[str | os.PathLike[str]]
     | None = None,
+    srdf: str | os.PathLike[str] | None = None,
 ) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
@@ -58,6 +59,10 @@ def load(
     MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is compiled by MuJoCo (the ``mjcf`` extra;
     see :func:`kinetree.io.mjcf.load_mjcf`).
 
+    ``srdf``: an SRDF file whose ``<disable_collisions>`` pairs the model's
+    self-collision checks skip (:mod:`kinetree.io.srdf`; an unknown link raises
+    :class:`~kinetree.errors.UnknownNameError` naming it).
+
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
     :class:`~kinetree.errors.UnknownNameError` for an unknown name,
@@ -66,6 +71,15 @@ def load(
     ``mujoco`` installed, and :class:`~kinetree.errors.FileFormatError` for a missing or
     malformed file.
     """
+    model = _load(name_or_path, args, package_dirs)
+    if srdf is None:
+        return model
+    from .srdf import read_srdf, with_disabled_pairs
+
+    return with_disabled_pairs(model, read_srdf(srdf, model))
+
+
+def _load(name_or_path: str | os.PathLike[str], args: Any, package_dirs: Any) -> Model:
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
@@ -87,7 +101,7 @@ def load(
         if suffix == ".xacro":  # robot.urdf.xacro, robot.xacro
             from .xacro import load_xacro
 
-            return load_xacro(p, args=args, package_dirs=package_dirs)  # type: ignore[arg-type]
+            return load_xacro(p, args=args, package_dirs=package_dirs)
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), MJCF (.xml, .mjcf), "
