@@ -236,7 +236,7 @@ def point_data(
     return n - radius, nx, ny, nz
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def point_obstacle(
     obstacles: np.ndarray, data: np.ndarray, o: int, x: float, y: float, z: float
 ) -> tuple[float, float, float, float]:
@@ -277,7 +277,7 @@ def point_obstacle(
     return sd, wx, wy, wz
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bound_obstacle(
     obstacles: np.ndarray, o: int, x: float, y: float, z: float
 ) -> tuple[float, float, float, float]:
@@ -323,6 +323,26 @@ def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
     """World centres of every sphere: ``C[s, :3]`` [m], and ``C[s, 3]`` its radius, from
     the world transforms ``W`` (n_nodes, 3, 4) of :func:`~kinetree.kinematics._kernels.fk_nodes`."""
     for s in range(spheres.shape[0]):
+        node = int(spheres[s, SPHERE_NODE])
+        x, y, z = _to_world(
+            W,
+            node,
+            spheres[s, SPHERE_CENTER],
+            spheres[s, SPHERE_CENTER + 1],
+            spheres[s, SPHERE_CENTER + 2],
+        )
+        C[s, 0] = x
+        C[s, 1] = y
+        C[s, 2] = z
+        C[s, 3] = spheres[s, SPHERE_RADIUS]
+
+
+@njit(cache=True, inline="always")
+def link_spheres(
+    W: np.ndarray, spheres: np.ndarray, links: np.ndarray, link: int, C: np.ndarray
+) -> None:
+    """:func:`world_spheres` for the spheres of one ``link`` only."""
+    for s in range(int(links[link, LINK_FIRST]), int(links[link, LINK_STOP])):
         node = int(spheres[s, SPHERE_NODE])
         x, y, z = _to_world(
             W,
@@ -586,7 +606,7 @@ def pair_distances(
         pair_distance(W, C, links, obstacles, data, pairs, p, cutoff, out[p])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pair_bound(
     W: np.ndarray,
     links: np.ndarray,
@@ -633,6 +653,7 @@ def min_distance(
     pairs: np.ndarray,
     stop_below: float,
     C: np.ndarray,
+    ready: np.ndarray,
     bounds: np.ndarray,
     order: np.ndarray,
     row: np.ndarray,
@@ -644,11 +665,13 @@ def min_distance(
     refined with the best distance so far as its cutoff, and the search ends at the
     first pair whose bound cannot beat the best: usually a handful of pairs are refined.
     It also stops once the distance is below ``stop_below`` [m] (``-inf``: never), all a
-    yes/no collision query needs. ``bounds`` (n_pairs,), ``order`` (n_pairs,) int64 and
-    ``row`` (OUT_SIZE,) are scratch.
+    yes/no collision query needs. ``C`` (n_spheres, 4) is filled per link on first use
+    (``ready`` (n_links,) int64 marks which); ``bounds`` (n_pairs,), ``order`` (n_pairs,)
+    int64 and ``row`` (OUT_SIZE,) are scratch.
     """
-    world_spheres(W, spheres, C)
     n = pairs.shape[0]
+    for k in range(ready.shape[0]):
+        ready[k] = 0
     for p in range(n):  # insertion sort by bound: n is tens, and nearly sorted runs are cheap
         v = pair_bound(W, links, obstacles, data, pairs, p)
         k = p
@@ -664,6 +687,15 @@ def min_distance(
         if bounds[k] >= best[OUT_DISTANCE]:
             break
         p = order[k]
+        # World spheres of the pair's links, on first use (most links are never refined).
+        la = pairs[p, PAIR_A]
+        if ready[la] == 0:
+            link_spheres(W, spheres, links, la, C)
+            ready[la] = 1
+        lb = pairs[p, PAIR_B]
+        if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
+            link_spheres(W, spheres, links, lb, C)
+            ready[lb] = 1
         pair_distance(W, C, links, obstacles, data, pairs, p, best[OUT_DISTANCE], row)
         if row[OUT_EXACT] == 1.0 and (arg < 0 or row[OUT_DISTANCE] < best[OUT_DISTANCE]):
             arg = p
@@ -695,13 +727,26 @@ def distance_rows(
     (N, OUT_SIZE) and closest pair indices ``arg`` (N,)."""
     W = np.empty((fdata.shape[0], 3, 4))
     C = np.empty((spheres.shape[0], 4))
+    ready = np.empty(links.shape[0], dtype=np.int64)
     bounds = np.empty(pairs.shape[0])
     order = np.empty(pairs.shape[0], dtype=np.int64)
     row = np.empty(OUT_SIZE)
     for b in range(start, stop):
         fk_nodes(Q[b], fdata, idata, nodes, W)
         arg[b] = min_distance(
-            W, spheres, links, obstacles, data, pairs, stop_below, C, bounds, order, row, out[b]
+            W,
+            spheres,
+            links,
+            obstacles,
+            data,
+            pairs,
+            stop_below,
+            C,
+            ready,
+            bounds,
+            order,
+            row,
+            out[b],
         )
 
 

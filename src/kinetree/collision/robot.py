@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from .. import geometry as geo
 from .._compile import notice
 from .._threads import run_chunks
 from .._validate import as_array, check_positive
-from ..errors import UnsupportedError, unknown_name
+from ..errors import UnknownNameError, UnsupportedError, unknown_name
 from ..kinematics import needed_nodes, packed
 from ..model import Model
 from . import _kernels
@@ -109,6 +109,10 @@ class CollisionModel:
     spheres: RobotSpheres
     disabled: Mapping[tuple[str, str], str]
     self_pairs: tuple[tuple[int, int], ...]
+    #: Packed scenes by the identity of their (immutable) obstacles, which it keeps alive.
+    _scenes: dict[tuple[object, ...], tuple[object, CollisionTables]] = field(
+        default_factory=dict, repr=False
+    )
 
     def tables(
         self,
@@ -118,7 +122,26 @@ class CollisionModel:
     ) -> CollisionTables:
         """Pack ``obstacles`` and the pairs to check: every link against every obstacle,
         then (``self_collision``) the enabled link pairs; pairs named in ``ignore``
-        (link, obstacle name or link) are left out."""
+        (link, obstacle name or link) are left out. Cached per scene: obstacles are
+        immutable, so the same obstacle objects pack to the same tables."""
+        obs = (obstacles,) if isinstance(obstacles, (Obstacle, geo.Geometry)) else tuple(obstacles)
+        ign = tuple(tuple(p) for p in ignore)
+        key = (tuple(id(o) for o in obs), bool(self_collision), ign)
+        hit = self._scenes.get(key)
+        if hit is not None:
+            return hit[1]
+        tables = self._pack(obs, self_collision, ign)
+        if len(self._scenes) >= 64:
+            self._scenes.clear()
+        self._scenes[key] = (obs, tables)
+        return tables
+
+    def _pack(
+        self,
+        obstacles: tuple[ObstacleLike, ...],
+        self_collision: bool,
+        ignore: tuple[tuple[str, ...], ...],
+    ) -> CollisionTables:
         rows, names = obstacle_rows(obstacles)
         skip = {pair_key(a, b) for a, b in ignore}
         links = self.spheres.links
@@ -126,7 +149,10 @@ class CollisionModel:
         for a, b in skip:
             for n in (a, b):
                 if n not in valid:
-                    raise unknown_name("collision link or obstacle", n, sorted(valid))
+                    msg = str(unknown_name("name", n, sorted(valid)))
+                    raise UnknownNameError(
+                        f"ignore: {msg} (links with collision geometry and obstacles)"
+                    )
         ob_pairs = [
             (i, o)
             for i in range(len(links))
