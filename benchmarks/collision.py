@@ -45,7 +45,7 @@ def scene() -> list[kinetree.collision.Obstacle]:
         kinetree.Box(size=(0.8, 1.2, 0.04), pose=translation([0.55, 0.0, -0.025]), name="table"),
         kinetree.Cylinder(
             radius=0.05, length=1.0, pose=translation([0.45, -0.3, 0.5]), name="pillar"
-        ),  # fmt: skip
+        ),
         kinetree.Sphere(radius=0.08, center=(0.45, 0.3, 0.35), name="ball"),
     ]
 
@@ -101,19 +101,34 @@ def measure(log: Callable[[str], None] = print) -> tuple[list[list[str]], list[s
     pairs = cm.tables(obstacles, ignore=ignore).pairs.shape[0]
     for label, n_threads in ((f"{threads} threads", str(threads)), ("1 thread", "1")):
         os.environ["KINETREE_NUM_THREADS"] = n_threads
-        row(f"`model.distance(Q, obstacles=3, self_collision=True)`, {label}",
-            lambda: cm.distance(Q, obstacles, ignore=ignore), N, f"{pairs} pairs")  # fmt: skip
-        row(f"`model.in_collision(Q, obstacles=3)`, {label}",
-            lambda: cm.in_collision(Q, obstacles, ignore=ignore), N, "stops at a hit")  # fmt: skip
+        row(
+            f"`model.distance(Q, obstacles=3, self_collision=True)`, {label}",
+            lambda: cm.distance(Q, obstacles, ignore=ignore),
+            N,
+            f"{pairs} pairs",
+        )
+        row(
+            f"`model.in_collision(Q, obstacles=3)`, {label}",
+            lambda: cm.in_collision(Q, obstacles, ignore=ignore),
+            N,
+            "stops at a hit",
+        )
     os.environ["KINETREE_NUM_THREADS"] = str(threads)
-    row("obstacles only (`self_collision=False`)",
-        lambda: cm.distance(Q, obstacles, False, ignore=ignore), N, f"{threads} threads")  # fmt: skip
+    row(
+        "obstacles only (`self_collision=False`)",
+        lambda: cm.distance(Q, obstacles, False, ignore=ignore),
+        N,
+        f"{threads} threads",
+    )
     row("self-collision only (no obstacles)", lambda: cm.distance(Q), N, f"{threads} threads")
     row("`model.fk(Q)` (for scale)", lambda: model.fk(Q), N, f"{threads} threads")
     q = Q[0]
-    row("one configuration, `model.distance(q, ...)`",
-        lambda: [cm.distance(q, obstacles, ignore=ignore) for _ in range(200)], 200,
-        "Python call; tables cached per scene")  # fmt: skip
+    row(
+        "one configuration, `model.distance(q, ...)`",
+        lambda: [cm.distance(q, obstacles, ignore=ignore) for _ in range(200)],
+        200,
+        "Python call; tables cached per scene",
+    )
     rs = cm.spheres
     notes = [
         f"Spheres: {len(rs.radii)} on {len(rs.links)} links (defaults: at most "

@@ -61,8 +61,14 @@ def _exact(model, T_all, a, b_shape, b_pose):  # type: ignore[no-untyped-def]
     for g in model.geometry[a]:
         if g.kind != "collision":
             continue
-        d = coal.distance(_coal_shape(g), _tf(Ta @ g.origin), b_shape, _tf(b_pose),
-                          coal.DistanceRequest(), coal.DistanceResult())  # fmt: skip
+        d = coal.distance(
+            _coal_shape(g),
+            _tf(Ta @ g.origin),
+            b_shape,
+            _tf(b_pose),
+            coal.DistanceRequest(),
+            coal.DistanceResult(),
+        )
         best = min(best, d)
     return best
 
@@ -78,8 +84,11 @@ def test_spheres_hold_every_panda_vertex(panda):
             if isinstance(g, geo.Mesh):
                 V = g.vertices
             else:
-                V = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1)
-                              for sz in (-1, 1)]) * 0.5 * np.array(g.size)  # fmt: skip
+                V = (
+                    np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+                    * 0.5
+                    * np.array(g.size)
+                )
             V = V @ g.origin[:3, :3].T + g.origin[:3, 3]
             sel = np.array([f == frame for f in rs.frames])
             gap = np.linalg.norm(V[:, None] - rs.centers[sel][None], axis=2) - rs.radii[sel]
@@ -94,8 +103,10 @@ def test_sphere_distances_bound_coal_from_below(panda):
         kinetree.Box(size=(0.6, 0.8, 0.04), pose=kinetree.spatial.translation([0.6, 0, 0.2])),
         kinetree.Sphere(radius=0.08, center=(0.4, 0.3, 0.5)),
     ]
-    shapes = [(coal.Box(0.6, 0.8, 0.04), obstacles[0].pose),
-              (coal.Sphere(0.08), kinetree.spatial.translation([0.4, 0.3, 0.5]))]  # fmt: skip
+    shapes = [
+        (coal.Box(0.6, 0.8, 0.04), obstacles[0].pose),
+        (coal.Sphere(0.08), kinetree.spatial.translation([0.4, 0.3, 0.5])),
+    ]
     Q = model.random_configuration(25, rng=3)
     rows, names = cm.pair_distances(Q, obstacles, self_collision=False)
     T = model.fk_all(Q)
@@ -123,8 +134,13 @@ def test_sphere_against_mesh_obstacle_matches_coal(panda, rng):
     for c in rng.uniform(-0.3, 0.6, (100, 3)):
         sd, *_ = point_obstacle(table, data, 0, *c)
         res = coal.DistanceResult()
-        exact = coal.distance(_coal_shape(g), _tf(pose), coal.Sphere(0.02),
-                              _tf(kinetree.spatial.translation(c)), coal.DistanceRequest(),
-                              res)  # fmt: skip
+        exact = coal.distance(
+            _coal_shape(g),
+            _tf(pose),
+            coal.Sphere(0.02),
+            _tf(kinetree.spatial.translation(c)),
+            coal.DistanceRequest(),
+            res,
+        )
         if exact > 1e-6:  # coal reports penetration of a mesh differently; compare outside
             assert sd - 0.02 == pytest.approx(exact, abs=1e-9)
