@@ -370,3 +370,47 @@ def test_bad_queries_raise():
     b.add_geometry("base", mesh)
     with pytest.raises(kinetree.UnsupportedError, match=r"link 'base'.*y\.stl.*not found"):
         robot_spheres(b.build())
+
+
+def test_distance_gradient_kernel_matches_finite_differences():
+    """The IK row of a self pair and of an obstacle pair, against central differences."""
+    from kinetree.kinematics import packed
+    from kinetree.kinematics._kernels import fk_nodes
+
+    ball = geo.Sphere(
+        radius=0.05, kind="collision", origin=kinetree.spatial.translation([0.4, 0, 0])
+    )
+    base = geo.Sphere(
+        radius=0.1, kind="collision", origin=kinetree.spatial.translation([0.1, 0, 0.2])
+    )
+    model = _two_link(ball, base)
+    cm = kinetree.collision.collision_model(model, disabled={})
+    ob = kinetree.Box(size=(0.2, 0.2, 0.2), pose=_pose(11))
+    t = cm.tables([ob])
+    fdata, idata = packed(model)
+    q = np.array([0.4, 0.7])
+    W = np.empty((model.n_nodes, 3, 4))
+    fk_nodes(q, fdata, idata, t.nodes, W)
+    out = np.empty((t.pairs.shape[0], layout.OUT_SIZE))
+    C = np.empty((t.spheres.shape[0], 4))
+    _kernels.pair_distances(W, t.spheres, t.links, t.obstacles, t.obstacle_data, t.pairs,
+                            np.inf, C, out)  # fmt: skip
+    h = 1e-6
+    plus, _ = cm.pair_distances(q + h * np.eye(2), [ob])
+    minus, _ = cm.pair_distances(q - h * np.eye(2), [ob])
+    fd = (plus[..., layout.OUT_DISTANCE] - minus[..., layout.OUT_DISTANCE]).T / (2 * h)
+    grad = np.empty(2)
+    for p in range(len(out)):
+        _kernels.distance_gradient(fdata, idata, W, out[p], np.empty((6, 2)), grad)
+        np.testing.assert_allclose(grad, fd[p], atol=1e-6)
+
+
+@pytest.mark.parametrize("module", ["kinetree.collision", "kinetree.collision.layout"])
+def test_collision_all_names_exist(module):
+    import importlib
+
+    mod = importlib.import_module(module)
+    namespace: dict[str, object] = {}
+    exec(f"from {module} import *", namespace)
+    for name in mod.__all__:
+        assert name in namespace

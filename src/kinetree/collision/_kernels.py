@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import fk_nodes
+from ..kinematics._kernels import fk_nodes, jacobian_add
 from .layout import (
     LINK_CENTER,
     LINK_FIRST,
@@ -604,6 +604,36 @@ def pair_distances(
     world_spheres(W, spheres, C)
     for p in range(pairs.shape[0]):
         pair_distance(W, C, links, obstacles, data, pairs, p, cutoff, out[p])
+
+
+@njit(cache=True)
+def distance_gradient(
+    fdata: np.ndarray, idata: np.ndarray, W: np.ndarray, row: np.ndarray, J: np.ndarray,
+    grad: np.ndarray,
+) -> None:  # fmt: skip
+    """The derivative of a pair's distance along a motion: ``grad`` (nv,) =
+    ``n^T (J_p(point_a) - J_p(point_b))``, from one ``out`` row at the transforms ``W``
+    (no ``b`` term for an obstacle). ``J`` (6, nv) is scratch. An IK step ``dv`` keeps
+    the pair ``margin`` apart to first order when ``grad . dv >= margin - distance``.
+    """
+    nv = grad.shape[0]
+    for c in range(nv):
+        grad[c] = 0.0
+    for side in range(2):
+        node = int(row[OUT_NODE_A]) if side == 0 else int(row[OUT_NODE_B])
+        if node < 0:
+            continue
+        for r in range(6):
+            for c in range(nv):
+                J[r, c] = 0.0
+        at = OUT_POINT_A if side == 0 else OUT_POINT_B
+        jacobian_add(fdata, idata, W, node, row[at : at + 3], J)
+        sign = 1.0 if side == 0 else -1.0
+        for c in range(nv):
+            grad[c] += sign * (
+                row[OUT_NORMAL] * J[0, c] + row[OUT_NORMAL + 1] * J[1, c]
+                + row[OUT_NORMAL + 2] * J[2, c]
+            )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
