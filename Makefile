@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench bench-peers test-interop fuzz clean
+.PHONY: demo test lint bench bench-peers test-interop test-browser fuzz clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,14 @@ bench-peers: $(STAMP)
 test-interop: $(STAMP)
 	$(BIN)/pip install -q example-robot-data dm-control gymnasium-robotics
 	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
+
+# The viewer in headless Chromium (Debian's chromium, installed when missing; playwright
+# drives it): screenshots of the Panda with its meshes and of a CMU walk into docs/figures.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+test-browser: $(STAMP)
+	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
+	$(BIN)/pip install -q -e ".[viewer,meshes]" "playwright>=1.40"
+	KINETREE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser
 
 # The long fuzz campaign (>= 20,000 mutated URDF/BVH/MJCF/DH inputs; docs/fuzz.md).
 fuzz: $(STAMP)

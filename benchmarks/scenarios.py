@@ -308,6 +308,36 @@ def humanoid_trajectory(model: kinetree.Model, n: int) -> np.ndarray:
 
 HUMANOID_FRAMES = ("hand_r", "hand_l", "foot_r", "foot_l")
 
+#: Arms with closed-form IK as they come from files, built exactly as
+#: tests/test_analytic_files.py builds them: the UR5 of example-robot-data's URDF and three
+#: spherical-wrist arms from published DH tables (base and tool offsets, joint zero offsets).
+CLOSED_FORM_ARMS = ("ur5_urdf", "abb_irb140", "kuka_kr16", "puma560")
+_TESTS = Path(__file__).resolve().parent.parent / "tests"
+
+
+def closed_form_arm(name: str) -> kinetree.Model:
+    """The closed-form arm ``name`` of :data:`CLOSED_FORM_ARMS` (the tests' own factories).
+
+    Raises FileNotFoundError for ``ur5_urdf`` when example-robot-data is not installed.
+    """
+    if str(_TESTS) not in sys.path:
+        sys.path.insert(0, str(_TESTS))
+    import test_analytic_files as arms
+
+    if name == "ur5_urdf":
+        path = arms._ur5_urdf_path()
+        if path is None:
+            raise FileNotFoundError("example-robot-data (with ur5_robot.urdf) is not installed")
+        return kinetree.load(path)
+    return arms.ARMS[name]()
+
+
+def load_model(name: str) -> kinetree.Model:
+    """A built-in model, or ``closed:<arm>`` for one of :data:`CLOSED_FORM_ARMS`."""
+    if name.startswith("closed:"):
+        return closed_form_arm(name[len("closed:") :])
+    return kinetree.load(name)
+
 
 def _has_closed_form(model: kinetree.Model) -> bool:
     try:
@@ -395,7 +425,8 @@ def child_main(job_path: str) -> None:
     d = Path(job_path).parent
     job = json.loads(Path(job_path).read_text())
     arrays = dict(np.load(d / "in.npz"))
-    fn = {"single": _child_single, "batch": _child_batch, "fk": _child_fk}[job["type"]]
+    fn = {"single": _child_single, "batch": _child_batch, "fk": _child_fk,
+          "closed": _child_closed}[job["type"]]  # fmt: skip
     meta, out = fn(job, arrays)
     np.savez(d / "out.npz", **out)
     (d / "out.json").write_text(json.dumps(meta))
@@ -460,7 +491,7 @@ def _child_single(job: dict, arrays: dict) -> tuple[dict, dict]:
             out[f"own_{k}"] = run.own_success
 
     if job["solver"] == "kinetree":
-        model = kinetree.load(job["model"])
+        model = load_model(job["model"])
         for label, solve in _kinetree_solvers(job, arrays, model).items():
             cap = job["caps"].get(label)
             record(time_single(label, solve, n, q0, job["row_seconds"], cap, chain=job["chain"]))
@@ -486,6 +517,34 @@ def _child_single(job: dict, arrays: dict) -> tuple[dict, dict]:
 
     record(time_single(peer.label, solve, n, q0, job["row_seconds"], peer.cap and job["slow_cap"]))
     return meta, out
+
+
+def _child_closed(job: dict, arrays: dict) -> tuple[dict, dict]:
+    """Time ``model.ik_all(T)`` (every closed-form branch) once per target."""
+    model = load_model(job["model"])
+    Ts = [np.ascontiguousarray(t) for t in arrays["T"]]
+    n = job["n"]
+    t = perf()
+    model.ik_all(Ts[0])  # the warm-up: compiles or loads whatever the first call needs
+    first = perf() - t
+    times, counts, branches = [], [], []
+    capped = ""
+    deadline = perf() + job["row_seconds"]
+    for i in range(n):
+        t = perf()
+        Q = model.ik_all(Ts[i])
+        times.append(perf() - t)
+        counts.append(len(Q))
+        branches.append(np.asarray(Q, dtype=float).reshape(-1, model.dof))
+        if perf() > deadline and i + 1 < n:
+            capped = f"first {i + 1} of {n} targets (row stopped after {job['row_seconds']:.0f} s)"
+            break
+    out = {
+        "times": np.array(times),
+        "counts": np.array(counts, dtype=np.int64),
+        "Q": np.concatenate(branches) if branches else np.zeros((0, model.dof)),
+    }
+    return {"first": first, "capped": capped}, out
 
 
 def _child_batch(job: dict, arrays: dict) -> tuple[dict, dict]:
@@ -713,6 +772,121 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     return Table(name, title, SINGLE_HEADER, rows, intro, notes)
 
 
+CLOSED_HEADER = [
+    "arm",
+    "solver",
+    "n",
+    "success",
+    "branches mean (min-max)",
+    "generating q among them",
+    "max error [m / rad]",
+    "median µs",
+    "mean µs",
+    "p99 µs",
+    "calls/s",
+    "median vs dls",
+    "first call [ms]",
+]
+
+
+def _pose_errors(model: kinetree.Model, Q: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``(n, 2)``: position [m] and rotation [rad] error of ``fk(Q[i])`` against ``T[i]``."""
+    if len(Q) == 0:
+        return np.zeros((0, 2))
+    e = pose_error(T, model.fk(Q))
+    return np.stack([np.linalg.norm(e[:, :3], axis=1), np.linalg.norm(e[:, 3:], axis=1)], axis=1)
+
+
+def _err_text(err: np.ndarray) -> str:
+    if len(err) == 0:
+        return "-"
+    m = err.max(axis=0)
+    return f"{m[0]:.1e} / {m[1]:.1e}"
+
+
+def closed_form_scenario(cfg: Config) -> Table:
+    """Every closed-form branch (``ik_all``) of arms from files vs the numeric solvers."""
+    n, tol = cfg.n, 1e-6
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for arm in CLOSED_FORM_ARMS:
+        try:
+            model = closed_form_arm(arm)
+        except FileNotFoundError as exc:
+            notes.append(f"{arm}: not run, {exc}.")
+            continue
+        Qgen = model.random_configuration(n, rng=SEED)
+        T = model.fk(Qgen)
+        q0 = model.neutral()
+        arrays = {"T": T, "q0": q0}
+        key = f"closed:{arm}"
+        cfg.log(f"  closed form {arm}: ik_all")
+        job = {"type": "closed", "model": key, "n": n, "row_seconds": cfg.row_seconds}
+        meta, out = spawn(job, arrays, _timeout(cfg, 1), cfg.single_threads)
+        times, counts, Qall = out["times"], out["counts"], out["Q"]
+        m = len(times)
+        owner = np.repeat(np.arange(m), counts)  # the target of each branch
+        err = _pose_errors(model, Qall, T[owner])
+        good = (err.max(axis=1, initial=0.0) <= tol) & model.within_limits(Qall, LIMIT_SLACK)
+        solved = np.zeros(m, dtype=bool)
+        solved[owner[good]] = True
+        dist = np.abs((Qall - Qgen[owner] + np.pi) % (2 * np.pi) - np.pi).max(axis=1, initial=0)
+        found = np.zeros(m, dtype=bool)
+        found[owner[dist <= 1e-8]] = True
+        if meta["capped"]:
+            notes.append(f"{arm} ik_all: {meta['capped']}.")
+        cfg.log(f"  closed form {arm}: kinetree analytic, dls, auto")
+        methods = ["analytic", "dls", "auto"]
+        job = {"type": "single", "model": key, "kind": "pose", "n": n, "tol": tol,
+               "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
+               "methods": methods, "caps": {}}  # fmt: skip
+        runs = _runs_from(*spawn(job, arrays, _timeout(cfg, 3), cfg.single_threads))
+        dls = next(r for r in runs if r.label == "kinetree dls")
+
+        def vs_dls(t: np.ndarray, dls: Run = dls) -> str:
+            return ratio(float(np.median(t)), float(np.median(dls.times[: len(t)])))
+
+        rows.append([
+            arm, "`model.ik_all(T)`", str(m), f"{100 * solved.mean():.1f}%",
+            f"{counts.mean():.2f} ({counts.min()}-{counts.max()})", f"{100 * found.mean():.1f}%",
+            _err_text(err), us(float(np.median(times))), us(float(np.mean(times))),
+            us(float(np.percentile(times, 99))), f"{1 / np.mean(times):,.0f}", vs_dls(times),
+            f"{1e3 * meta['first']:.1f}",
+        ])  # fmt: skip
+        for r in runs:
+            _judge_run(r, model, {model.end_effectors[0]: (T, "pose")}, tol)
+            assert r.ok is not None
+            if r.capped:
+                notes.append(f"{arm} {r.label}: {r.capped}.")
+            call = "method=\"analytic\"" if r.label.endswith("analytic") else (
+                f"time_budget={TIME_BUDGET}" if r.label.endswith("auto") else "method=\"dls\""
+            )  # fmt: skip
+            rows.append([
+                "", f"`model.ik(T, q0=q0, {call})`", str(r.n), f"{100 * r.ok.mean():.1f}%",
+                "-", "-", _err_text(_pose_errors(model, r.Q.reshape(r.n, -1), T[: r.n])),
+                us(float(np.median(r.times))), us(float(np.mean(r.times))),
+                us(float(np.percentile(r.times, 99))), f"{1 / np.mean(r.times):,.0f}",
+                "1.0x (reference)" if r is dls else vs_dls(r.times), f"{1e3 * r.first:.1f}",
+            ])  # fmt: skip
+    intro = [
+        "Arms recognised as closed-form from their geometry alone, built as "
+        "`tests/test_analytic_files.py` builds them: `ur5_urdf` is example-robot-data's "
+        "`ur5_robot.urdf` loaded with `kinetree.load`; `abb_irb140` (with a base and a tool "
+        "offset), `kuka_kr16` and `puma560` (lateral offset d3) are spherical-wrist arms "
+        f"from published DH tables. Targets: FK of {n} uniform random configurations within "
+        f"the limits (`model.random_configuration({n}, rng={SEED})`); q0 = `model.neutral()`. "
+        "Success: a configuration within the limits whose FK is within "
+        f"{tol:g} m and {tol:g} rad of the target (for `ik_all`: at least one branch). "
+        "*branches*: how many `ik_all` returns per target (all within the limits); "
+        "*generating q among them*: the configuration the target was made from is one of "
+        "them (to 1e-8 rad, modulo 2 pi); *max error*: over every branch returned (`ik_all`) "
+        "or every answer, failures included. "
+        f"{_threads_text(cfg.single_threads)}",
+    ]
+    title = f"Closed-form arms from files: every branch (`ik_all`) vs numeric IK, {n} poses each"
+    return Table("closed-form", title, CLOSED_HEADER, rows, intro, notes)
+
+
 def humanoid_scenario(cfg: Config) -> Table:
     model = kinetree.load("humanoid")
     n, tol = cfg.n, 1e-6
@@ -860,6 +1034,7 @@ ALL = (
     "panda-position",
     "planar2r",
     "seed003_arm",
+    "closed-form",
     "humanoid",
     "batch",
     "fk",
@@ -884,6 +1059,8 @@ def run_all(cfg: Config) -> list[Table]:
             tables.append(t)
         elif key in ("planar2r", "seed003_arm"):
             tables.append(analytic_scenario(cfg, key))
+        elif key == "closed-form":
+            tables.append(closed_form_scenario(cfg))
         elif key == "humanoid":
             tables.append(humanoid_scenario(cfg))
         elif key == "batch":

@@ -1,7 +1,8 @@
 """The main demo (``make demo``): forward kinematics of every built-in model, a picture
 of each, an arm reaching a target step by step (seed 000's first figure), the
 humanoid's three reach cases side by side (seed 000, section 3.2), a BVH walk
-played back, and a convergence plot of the IK methods. Everything lands in out/.
+played back, the Panda with its meshes (when example-robot-data is installed) and a
+convergence plot of the IK methods. Everything lands in out/.
 """
 
 from __future__ import annotations
@@ -70,6 +71,19 @@ def bvh_playback() -> None:
     viz.animate(clip.model, qs, OUT / "bvh_walk.gif", fps=24, title="CMU 12_01 walk (BVH)")
 
 
+def panda_with_meshes() -> None:
+    """The Panda reaching a pose, drawn with its meshes when example-robot-data is
+    installed (``pip install 'kinetree[meshes]'``), else as a stick figure."""
+    model = kinetree.load("panda")
+    goal = kinetree.spatial.translation([0.1, 0.3, -0.15]) @ model.fk(model.neutral())
+    r = model.ik(goal, q0=model.neutral())
+    fig = viz.side_by_side(model, [model.neutral(), r.q], ["neutral pose", "IK: flange moved"],
+                           targets=[None, goal], meshes=True, panel_size=4.5)  # fmt: skip
+    viz.save_figure(fig, OUT / "panda_meshes.png")
+    _, note = kinetree.models.with_meshes(model)
+    print(f"panda_meshes.png: {'meshes' if note is None else note}")
+
+
 def convergence() -> None:
     model = kinetree.load("panda")
     q_goal = np.array([0.6, -0.3, 0.4, -2.0, 0.3, 1.9, 0.2])
@@ -91,6 +105,7 @@ def main() -> None:
     arm_reach()
     humanoid_cases()
     bvh_playback()
+    panda_with_meshes()
     convergence()
     print(f"done in {time.perf_counter() - t0:.1f} s; pictures and animations are in {OUT}")
 

@@ -307,7 +307,7 @@ def test_scratch_that_would_not_fit_is_refused_up_front(
     panda: Model, T: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(P, "MAX_SCRATCH_BYTES", 1000)
-    with pytest.raises(UnsupportedError, match="square of the active DoF"):
+    with pytest.raises(UnsupportedError, match="error rows times the active DoF"):
         P.template(panda, ("flange",), (0,), np.ones((1, 6)), np.zeros((1, 3)),
                    IKOptions())  # fmt: skip
 

@@ -237,13 +237,17 @@ def test_warnings() -> None:
         model = load_mjcf(FEATURES)
     assert {w.category for w in caught} == {MJCFWarning, GeometryWarning}
     texts = " | ".join(str(w.message) for w in caught)
-    assert "(knuckle_b = poly(knuckle_a)) are kept in model.metadata['joint_equalities']" in texts
-    assert "not enforced" in texts and "1 tendon(s) (elbow_tendon)" in texts
+    # The linear joint equality is an IK coupling now: no warning for it.
+    assert "joint_equalities" not in texts and "1 tendon(s) (elbow_tendon)" in texts
     assert "1 plane geom(s) (floor)" in texts
     assert model.metadata["joint_equalities"] == [
         {"joint": "knuckle_b", "source": "knuckle_a", "polycoef": (0.0, 0.5, 0.0, 0.0, 0.0),
-         "active": True}
+         "active": True, "coupled": True}
     ]  # fmt: skip
+    j, s = model.joint_names.index("knuckle_b"), model.joint_names.index("knuckle_a")
+    (coupling,) = model.couplings
+    y0, x0 = model.q_neutral[j], model.q_neutral[s]  # qpos0: y - y0 = 0.5 (x - x0)
+    assert coupling[:3] == (j, s, 0.5) and coupling[3] == pytest.approx(y0 - 0.5 * x0)
 
 
 def test_mujoco_stays_silent(tmp_path: Path, monkeypatch, capfd) -> None:
@@ -382,3 +386,68 @@ def test_bundled_biped_matches_mujoco_and_stands_on_its_feet() -> None:
     for f, T in stand.items():
         np.testing.assert_allclose(model.fk(r.q, f), T, atol=2e-6)
     assert model.within_limits(r.q, tol=1e-9)
+
+
+COUPLED = """<mujoco model="coupled">
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="a" pos="0 0 0.1">
+      <joint name="j1" axis="0 0 1" range="-3 3" ref="0.2"/>
+      <geom size="0.05"/>
+      <body name="b" pos="0.3 0 0">
+        <joint name="j2" axis="0 1 0" range="-2 2"/>
+        <geom size="0.05"/>
+        <body name="c" pos="0.3 0 0">
+          <joint name="j3" axis="0 1 0" range="-3 3" ref="-0.1"/>
+          <geom size="0.05"/>
+          <body name="d" pos="0.25 0 0">
+            <joint name="j4" axis="1 0 0" range="-3 3"/>
+            <geom size="0.05"/>
+            <site name="tip" pos="0.1 0 0"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint joint1="j3" joint2="j2" polycoef="0.1 -0.5 0 0 0"/>
+    <joint joint1="j4" polycoef="0.3 0 0 0 0"/>
+    <joint joint1="j1" joint2="j2" polycoef="0 1 0.2 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("method", ["auto", "dls", "ccd", "bfgs"])
+def test_linear_joint_equalities_hold_in_every_ik_result(tmp_path: Path, method: str) -> None:
+    """Active linear equalities are IK couplings: MuJoCo's relation
+    ``y - y0 = c0 + c1 (x - x0)`` holds in the result, q stays qpos (FK equals MuJoCo's at
+    the returned q), and the nonlinear one is reported as not enforced."""
+    path = tmp_path / "coupled.xml"
+    path.write_text(COUPLED)
+    with pytest.warns(kinetree.io.mjcf.MJCFWarning, match="1 joint equality"):
+        model = kinetree.load(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    assert model.nq == m.nq == 4 and len(model.couplings) == 2
+    eqs = model.metadata["joint_equalities"]
+    assert [q["coupled"] for q in eqs] == [True, True, False]
+    x0, y0 = m.qpos0[1], m.qpos0[2]
+    rng = np.random.default_rng(0)
+    solved = 0
+    for _ in range(10):
+        q = model.neutral()
+        q[1] = rng.uniform(-1.5, 1.5)
+        q[2] = y0 + 0.1 - 0.5 * (q[1] - x0)
+        q[3] = m.qpos0[3] + 0.3
+        q[0] = rng.uniform(-2, 2)
+        target = kinetree.Position(model.fk(q, "tip")[:3, 3])
+        r = model.ik(target, "tip", method=method)
+        np.testing.assert_allclose(r.q[2] - y0, 0.1 - 0.5 * (r.q[1] - x0), atol=1e-12)
+        np.testing.assert_allclose(r.q[3], m.qpos0[3] + 0.3, atol=1e-12)
+        errors = fk_errors(model, m, d, r.q)
+        assert max(errors.values()) < TOL
+        if r.success:
+            solved += 1
+            assert np.linalg.norm(model.fk(r.q, "tip")[:3, 3] - target.xyz) <= 1e-6
+    assert solved >= 8

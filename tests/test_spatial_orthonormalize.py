@@ -128,8 +128,8 @@ def test_bundled_data_paths() -> None:
     p = data.path("cmu_walk")
     assert p.is_file() and p.name == "cmu_12_01_walk.bvh"
     assert data.path("cmu_12_01_walk.bvh") == p == data.path("cmu_12_01_walk")
-    assert data.names() == ["cmu_walk"]
+    assert data.names() == ["biped", "cmu_walk", "xacro_arm"]
     with pytest.raises(
-        KeyError, match="data file 'walk' not found; valid data files are: cmu_walk"
+        KeyError, match="data file 'walk' not found; valid data files are: biped, cmu_walk"
     ):
         data.path("walk")

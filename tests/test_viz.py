@@ -13,8 +13,9 @@ ImageSequence = pytest.importorskip("PIL.ImageSequence")
 
 import kinetree  # noqa: E402
 from kinetree import viz  # noqa: E402
+from kinetree.drawing import frame_parents  # noqa: E402
 from kinetree.errors import ShapeError, UnknownNameError, UnsupportedError  # noqa: E402
-from kinetree.viz.plot import _frame_parents, _is_planar  # noqa: E402
+from kinetree.viz.plot import _is_planar  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -87,7 +88,7 @@ def test_3d_skeleton_ends_at_every_leaf_frame():
     q = model.random_configuration(rng=3)
     ax = viz.draw(model, q, show_joints=False)
     P = model.fk_all(q)[:, :3, 3]
-    parents = _frame_parents(model)
+    parents = frame_parents(model)
     leaves = [f for f in range(len(parents)) if f not in set(parents.tolist())]
     ends = np.array([np.array(line.get_data_3d())[:, -1] for line in ax.get_lines()])
     for f in leaves:
@@ -99,7 +100,7 @@ def test_3d_skeleton_ends_at_every_leaf_frame():
 
 def test_frame_parents_skip_hidden_ball_joint_nodes():
     model = kinetree.load("humanoid")
-    parents = _frame_parents(model)
+    parents = frame_parents(model)
     names = model.frame_names
     assert parents[names.index("pelvis")] == -1
     assert names[parents[names.index("upper_arm_r")]] == "clavicle_r"
@@ -252,7 +253,7 @@ def test_bvh_root_translation_is_not_drawn_as_a_bone() -> None:
     from pathlib import Path
 
     clip = kinetree.read_bvh(Path(__file__).parent / "data" / "bvh" / "rotation_first_root.bvh")
-    parents = _frame_parents(clip.model)
+    parents = frame_parents(clip.model)
     names = clip.model.frame_names
     # Hips hangs from the world through position channels: no segment; Spine hangs from Hips.
     assert parents[names.index("Hips")] == -1

@@ -254,6 +254,7 @@ class ModelBuilder:
         self._neutral: dict[str, float] = {}
         self._swing_twist: dict[str, tuple[np.ndarray, float, float, float]] = {}
         self._geometry: dict[str, list[Geometry]] = {}
+        self._couplings: list[tuple[str, str | None, float, float]] = []
         #: How :meth:`build` picks end effectors when none were set: ``"leaves"`` (every
         #: leaf frame) or ``"tips"`` (:func:`movable_tips`, what the URDF loader uses).
         self.default_end_effectors: str = "leaves"
@@ -577,6 +578,44 @@ class ModelBuilder:
         self._presets[name] = names  # type: ignore[assignment]
         return self
 
+    def add_coupling(
+        self, joint: str, source: str | None, multiplier: float = 1.0, offset: float = 0.0
+    ) -> ModelBuilder:
+        """Tie coordinate ``joint`` to ``source`` in IK: ``q[joint] = multiplier *
+        q[source] + offset`` [rad or m] (``source`` None: ``q[joint] = offset``).
+
+        Unlike a mimic joint, ``joint`` keeps its own coordinate in ``q`` (FK reads it as
+        given); IK moves only ``source`` and writes ``joint`` from it, so every IK result
+        satisfies the relation. This is how MJCF joint equality constraints load."""
+        joint = _name(joint, "add_coupling: joint (coordinate) name")
+        if source is not None:
+            source = _name(source, f"coupling of {joint!r}: source coordinate name")
+        mul = _number(multiplier, f"coupling of {joint!r}: multiplier")
+        off = _number(offset, f"coupling of {joint!r}: offset")
+        self._couplings.append((joint, source, mul, off))
+        return self
+
+    def _coupling_rows(
+        self, coord_of: Mapping[str, int], names: Sequence[str], quaternions: list[int]
+    ) -> tuple[tuple[int, int, float, float], ...]:
+        quat = {s_ + c for s_ in quaternions for c in range(4)}
+        rows: list[tuple[int, int, float, float]] = []
+        for joint, source, mul, off in self._couplings:
+            for n in (joint, source):
+                if n is not None and n not in coord_of:
+                    raise unknown_name("coordinate", n, names)
+                if n is not None and coord_of[n] in quat:
+                    raise ModelStructureError(
+                        f"coupling {joint!r} <- {source!r}: {n!r} is a quaternion number; "
+                        "couplings tie one-number coordinates (hinges, slides)"
+                    )
+            if joint == source:
+                raise ModelStructureError(f"coordinate {joint!r} is coupled to itself")
+            src = -1 if source is None else coord_of[source]
+            rows.append((coord_of[joint], src, mul, off))
+        _check_couplings(rows, names)
+        return tuple(rows)
+
     def set_neutral(self, values: Mapping[str, float]) -> ModelBuilder:
         """Neutral values [rad or m] by DoF name; others stay 0 (clipped into limits)."""
         if not isinstance(values, Mapping):
@@ -770,6 +809,7 @@ class ModelBuilder:
             swing_twist=dict(self._swing_twist),
             geometry={k: tuple(v) for k, v in self._geometry.items()},
             ball_limits=ball_limits,
+            couplings=self._coupling_rows(coord_of, dof_names, quaternions),
         )
         for p, joints_ in self._presets.items():
             try:
@@ -777,6 +817,20 @@ class ModelBuilder:
             except Exception as exc:
                 raise ModelStructureError(f"preset {p!r}: {exc}") from None
         return model
+
+
+def _check_couplings(rows: list[tuple[int, int, float, float]], names: Sequence[str]) -> None:
+    """A coordinate is tied to at most one source, and never to one that is tied."""
+    tied = [j for j, _, _, _ in rows]
+    twice = {names[j] for j in tied if tied.count(j) > 1}
+    if twice:
+        raise ModelStructureError(f"coordinates tied twice: {', '.join(sorted(twice))}")
+    chained = [(names[j], names[s]) for j, s, _, _ in rows if s in set(tied)]
+    if chained:
+        raise ModelStructureError(
+            "a coupling's source may not be tied itself: "
+            + ", ".join(f"{a} <- {b}" for a, b in chained)
+        )
 
 
 def movable_tips(

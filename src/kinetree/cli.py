@@ -1,4 +1,4 @@
-"""The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``bvh``.
+"""The ``kinetree`` command: ``models``, ``info``, ``fk``, ``ik``, ``animate``, ``view``, ``bvh``.
 
 Long because every command lives here: one file keeps the flags, help texts and exit
 codes of all commands consistent (each command is a short function).
@@ -108,8 +108,8 @@ ModelArg = Annotated[
     str,
     typer.Argument(
         metavar="MODEL",
-        help="A built-in model (see `kinetree models`), a .urdf/.bvh file, or a bundled "
-        f"file's name ({', '.join(_data.names())}).",
+        help="A built-in model (see `kinetree models`), a .urdf, .xacro, MJCF .xml or .bvh "
+        f"file, or a bundled file's name ({', '.join(_data.names())}).",
         show_default=False,
     ),
 ]
@@ -197,6 +197,11 @@ def _root(
 # --- input helpers -------------------------------------------------------------------------------
 
 
+def _clips() -> list[str]:
+    """Short names of the bundled BVH clips."""
+    return [n for n in _data.names() if _data.FILES[n].endswith(".bvh")]
+
+
 def _bundled(arg: str) -> Path | None:
     """The bundled file ``arg`` names, when ``arg`` is not an existing path."""
     if Path(arg).exists():
@@ -221,11 +226,11 @@ def _load(model: str) -> Model:
 def _bvh_path(arg: str) -> str:
     """``arg`` as a BVH path: an existing file, or a bundled file's name."""
     bundled = _bundled(arg)
-    if bundled is not None:
+    if bundled is not None and bundled.suffix == ".bvh":
         return str(bundled)
     if not Path(arg).exists():
         raise InvalidValueError(
-            f"file {arg!r} does not exist; bundled clips are: {', '.join(_data.names())}"
+            f"file {arg!r} does not exist; bundled clips are: {', '.join(_clips())}"
         )
     return arg
 
@@ -718,6 +723,14 @@ def animate_cmd(
         float, typer.Option("--step", metavar="ALPHA", help="Seed 000's alpha per frame.")
     ] = 0.1,
     fps: Annotated[int, typer.Option("--fps", metavar="N", help="Frames per second.")] = 20,
+    meshes: Annotated[
+        bool,
+        typer.Option(
+            "--meshes/--no-meshes",
+            help="Draw the robot's meshes when it has some (a built-in robot's need "
+            "kinetree[meshes]), or only sticks.",
+        ),
+    ] = True,
 ) -> None:
     """Animate the reach toward a target, one IK step per frame (seed 000's figure)."""
     from . import anim, viz
@@ -728,9 +741,82 @@ def animate_cmd(
     p = np.array(target, dtype=float)
     motion = anim.reach(m, p, frame, method=method, step=step, active=active or None)
     out = _output(output)
-    path = viz.animate(m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0])
+    path = viz.animate(
+        m, motion.q, out, fps=fps, targets=[p], trail=frame or m.end_effectors[0], meshes=meshes
+    )
     result = motion.metadata["result"]
     typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
+
+
+@app.command("view", epilog=EPILOG)
+@cli_errors
+def view_cmd(
+    model: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODEL_OR_FILE",
+            help="A built-in model, a .urdf/.xacro/.bvh file, or a bundled clip's name "
+            f"({', '.join(_data.names())}); a BVH clip plays on a timeline.",
+            show_default=False,
+        ),
+    ],
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="Address to listen on (other machines: 0.0.0.0)."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", metavar="N", help="TCP port (0: any free port).")
+    ] = 8080,
+    targets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--target",
+            "-t",
+            metavar="FRAME",
+            help="Frame with an IK gizmo; repeat for several (default: the end effectors).",
+        ),
+    ] = None,
+    frames: Annotated[bool, typer.Option("--frames", help="Show every frame's axes.")] = False,
+    collision: Annotated[
+        bool, typer.Option("--collision", help="Show the collision shapes.")
+    ] = False,
+    meshes: Annotated[
+        bool, typer.Option("--meshes/--no-meshes", help="Draw meshes, or only the skeleton.")
+    ] = True,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Stop after this long (default: at Ctrl+C)."
+        ),
+    ] = None,
+) -> None:
+    """Open a model in the browser: meshes, IK gizmos, joint sliders, clip playback."""
+    import warnings
+
+    from .io.bvh import read_bvh
+    from .viewer import Viewer
+
+    bundled = None if model in _models.available() else _bundled(model)
+    source = str(bundled) if bundled is not None else model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clip = read_bvh(source) if Path(source).suffix.lower() == ".bvh" else None
+        m = clip.model if clip is not None else _load(model)
+        viewer = Viewer(
+            m, host=host, port=port, targets=targets or None, frames=frames,
+            collision=collision, meshes=meshes,
+        )  # fmt: skip
+    for w in caught:
+        typer.echo(f"warning: {w.message}", err=True)
+    with viewer:
+        if clip is not None:
+            viewer.play(clip)
+        typer.echo(f"kinetree view: {m.name} at {viewer.url} (Ctrl+C to stop)")
+        if viewer.note:
+            typer.echo(f"note: {viewer.note}")
+        viewer.wait(timeout)
 
 
 bvh_app = typer.Typer(
@@ -744,7 +830,7 @@ BvhArg = Annotated[
     str,
     typer.Argument(
         metavar="FILE",
-        help=f"A .bvh file, or a bundled clip's name ({', '.join(_data.names())}).",
+        help=f"A .bvh file, or a bundled clip's name ({', '.join(_clips())}).",
         show_default=False,
     ),
 ]

@@ -134,6 +134,11 @@ class Model:
     #: Quaternion (ball) joints with a limit: joint name -> the largest rotation angle
     #: [rad] away from the identity (MuJoCo's ball ``range``); absent: unlimited.
     ball_limits: Mapping[str, float] = field(default_factory=dict)
+    #: Coordinates IK keeps tied to others (MJCF joint equalities): rows ``(joint,
+    #: source, multiplier, offset)`` of coordinate indices, meaning ``q[joint] =
+    #: multiplier * q[source] + offset`` (``source`` -1: ``q[joint] = offset``). FK reads
+    #: every coordinate as given; IK moves only the source and writes the joint.
+    couplings: tuple[tuple[int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         for attr in (
@@ -480,9 +485,8 @@ class Model:
         lo = self.limits[:, 0].copy()
         hi = self.limits[:, 1].copy()
         prism = np.zeros(self.nq, dtype=bool)
-        for k in range(self.n_nodes):
-            if self.joint_type[k] == JointType.PRISMATIC and self.q_index[k] >= 0:
-                prism[self.q_index[k]] = True
+        slides = (self.joint_type == JointType.PRISMATIC) & (self.q_index >= 0)
+        prism[self.q_index[slides]] = True
         span = np.where(prism, 1.0, np.pi)
         lo_inf, hi_inf = ~np.isfinite(lo), ~np.isfinite(hi)
         both = lo_inf & hi_inf

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import zlib
 from importlib import metadata
 from pathlib import Path
@@ -37,16 +38,20 @@ TOL = 1e-9
 
 # File name (relative to .../example-robot-data/robots/) -> (error type, message part, why).
 EXPECTED_LOAD_ERRORS: dict[str, tuple[type[kinetree.KinetreeError], str, str]] = {
-    "alex_description/urdf/alex_psyonic_hands.urdf": (
-        kinetree.ModelStructureError,
-        "mimics 'index_q1'",
-        "the file's mimic tags name a joint 'index_q1' that does not exist "
-        "(yourdfpy warns and treats those joints as fixed at their offset)",
-    ),
     "ur_description/urdf/ur3.urdf": (
         kinetree.FileFormatError,
         "invalid URDF",
         "an empty <robot> element with no name attribute (a xacro leftover)",
+    ),
+}
+
+# Files that load with a URDFWarning (kinetree reads them leniently, differently from
+# yourdfpy): file -> (message part, why). The warning is checked; FK is not compared.
+LENIENT_LOADS: dict[str, tuple[str, str]] = {
+    "alex_description/urdf/alex_psyonic_hands.urdf": (
+        "<mimic joint='index_q1'> names no joint",
+        "the file's mimic tags name a joint 'index_q1' that does not exist: kinetree loads "
+        "those joints as independent joints, yourdfpy as fixed at their offset",
     ),
 }
 
@@ -121,6 +126,11 @@ def test_fk_matches_yourdfpy(path: Path) -> None:
         with pytest.raises(err, match=part):
             kinetree.load(path)
         pytest.skip(f"expected load error: {why}")
+    if rel in LENIENT_LOADS:
+        part, why = LENIENT_LOADS[rel]
+        with pytest.warns(kinetree.io.urdf.URDFWarning, match=re.escape(part)):
+            kinetree.load(path)
+        pytest.skip(f"loads leniently: {why}")
 
     model = kinetree.load(path)
     ref = yourdfpy.URDF.load(

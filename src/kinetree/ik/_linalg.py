@@ -56,7 +56,8 @@ def damped_solve(
 ) -> bool:
     """``dq = J^T (J J^T + lam I)^-1 e`` (= ``(J^T J + lam I)^-1 J^T e``), smaller side.
 
-    ``A`` (>= max(m, na) square) and ``y`` (>= max(m, na)) are scratch space.
+    ``A`` (>= min(m, na) square) and ``y`` (>= min(m, na)) are scratch space: the
+    system is solved on its smaller side.
     """
     m, na = J.shape
     # Six rows (one 6D pose target) and three (one position) go through the unrolled

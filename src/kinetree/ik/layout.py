@@ -268,14 +268,15 @@ Work.__doc__ = """Scratch arrays of one solve, carved from one float buffer (:fu
 and ``e`` (m) the weighted stacked system; ``err6`` (T, 6) errors, ``errs`` (T, 2)
 their norms, ``dirs`` (T, 3) direction targets' current axes; ``dq``, ``z``, ``nz``,
 ``pinned`` (na) step, rest pull, its null-space part, joints pinned at a limit; ``A``
-(s, s) and ``y`` (s) with s = max(m, na) linear-algebra scratch; ``Jz`` (m); ``p3``,
-``M33``, ``w3`` small vectors; ``q``, ``best_q``, ``q_prev`` (nq); ``tgt`` (T, TARGET_SIZE)
-the working copy of the targets (clamped when out of reach)."""
+(s, s) and ``y`` (s) with s = min(m, na) linear-algebra scratch (systems are solved on
+their smaller side); ``Jz`` (m); ``p3``, ``M33``, ``w3`` small vectors; ``q``,
+``best_q``, ``q_prev`` (nq); ``tgt`` (T, TARGET_SIZE) the working copy of the targets
+(clamped when out of reach)."""
 
 
 def scratch_size(n: int, nq: int, nv: int, m: int, na: int, T: int) -> int:
     """Floats of scratch :func:`carve` needs (compiled twin: :func:`scratch_len`)."""
-    s = max(m, na)
+    s = min(m, na)
     return (n * 12 + 6 * nv + m * na + m + T * 6 + T * 2 + T * 3 + 4 * na + s * s + s + m
             + 3 + 9 + 3 + 3 * nq + T * TARGET_SIZE)  # fmt: skip
 
@@ -286,7 +287,7 @@ scratch_len = njit(cache=True)(scratch_size)
 @njit(cache=True)
 def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> Work:
     """The :class:`Work` views of the scratch buffer ``ws`` (see :func:`scratch_size`)."""
-    s = max(m, na)
+    s = min(m, na)
     o = 0
     W = ws[o : o + n * 12].reshape((n, 3, 4))
     o += n * 12

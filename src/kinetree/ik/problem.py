@@ -20,7 +20,7 @@ import numpy as np
 from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..kinematics import needed_nodes
-from ..kinematics.layout import packed
+from ..kinematics.layout import packed_ik
 from ..model import JointType, Model
 from . import layout as L
 from .options import IKOptions
@@ -28,8 +28,8 @@ from .targets import encode
 
 __all__ = ["Problem", "Template", "as_q0", "build_problem", "cached_template", "template"]
 
-#: IK scratch above this many bytes is refused up front (it grows with the square of
-#: the active DoF).
+#: IK scratch above this many bytes is refused up front (it grows with the error rows
+#: times the active DoF).
 MAX_SCRATCH_BYTES = 2 * 1024**3
 
 
@@ -140,6 +140,8 @@ def template(
         raise InvalidValueError("every target component is masked out or has weight 0")
 
     active = model.active_mask(opts.active)
+    for j, _, _, _ in model.couplings:
+        active[j] = False  # IK writes a tied coordinate from its source
     act_idx = model.v_of_coordinates(np.nonzero(active)[0])
     if act_idx.size == 0:
         raise InvalidValueError("no active joints: `active` selects none")
@@ -148,7 +150,7 @@ def template(
     if need > MAX_SCRATCH_BYTES:
         raise UnsupportedError(
             f"IK over {na} active DoF and {m} error rows needs {need / 1024**3:.1f} GiB of "
-            f"scratch (it grows with the square of the active DoF); at most "
+            f"scratch (it grows with the error rows times the active DoF); at most "
             f"{MAX_SCRATCH_BYTES / 1024**3:.0f} GiB: select fewer joints with active="
         )
 
@@ -221,7 +223,7 @@ def template(
         st_i,
     )
     fk_nodes = needed_nodes(model, tgt_i[:, 0])
-    ibuf, fbuf = L.pack(*packed(model), fk_nodes, tgt_i, rows, cfg, icfg)
+    ibuf, fbuf = L.pack(*packed_ik(model), fk_nodes, tgt_i, rows, cfg, icfg)
     for a in (tgt_i, rows, act_idx, slo, shi, rest):
         a.setflags(write=False)
     return Template(
@@ -370,6 +372,12 @@ def build_problem(
     if opts.record and batch:
         raise UnsupportedError("record=True is for single solves, not batches of targets")
     return Problem(tpl, tgt_f, as_q0(model, q0, batch), batch)
+
+
+def apply_couplings(model: Model, q: np.ndarray) -> None:
+    """Write every tied coordinate of ``q`` (..., nq) from its source, in place."""
+    for j, src, mul, off in model.couplings:
+        q[..., j] = off if src < 0 else mul * q[..., src] + off
 
 
 def require_finite_q0(prob: Problem) -> None:

@@ -15,11 +15,11 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from ..kinematics import packed
+from ..kinematics.layout import packed_ik
 from . import layout as L
 from ._cost import cost_grad, evaluate
 from ._tasks import check_targets
-from .problem import Problem, require_finite_q0
+from .problem import Problem, apply_couplings, require_finite_q0
 from .result import IKResult, make_result
 from .solve import raise_status
 
@@ -33,7 +33,7 @@ def _one(
 ) -> tuple[np.ndarray, np.ndarray, int, int, bool]:
     tpl = prob.template
     opts = tpl.options
-    fdata, idata = packed(tpl.model)
+    fdata, idata = packed_ik(tpl.model)
     act = np.array(tpl.active_idx)
     lo, hi, slo, shi = tpl.lo, tpl.hi, tpl.sample_lo, tpl.sample_hi
     rest = np.array(tpl.rest, dtype=np.float64)
@@ -119,6 +119,7 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
         qs[b], errs[b], its[b], rs[b], ok[b] = _one(
             prob, tgts[b], q0s[b], time.perf_counter(), seed + b
         )
+    apply_couplings(tpl.model, qs)
     return make_result(
         q=qs, success=ok, position_error=errs[:, :, 0], orientation_error=errs[:, :, 1],
         iterations=its, restarts=rs, reachable=_reachable(prob, tgts, q0s), batch=batch,

@@ -25,7 +25,7 @@ from ..model import Model
 from . import layout as L
 from ._drivers import driver
 from .options import KERNEL_METHODS, IKOptions, resolve
-from .problem import Problem, Template, as_q0, build_problem, template
+from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
 from .result import IKResult, make_result, one_result
 from .targets import Pose, Position, encode_plain
 
@@ -84,6 +84,11 @@ def solve(
 
         return solve_analytic(model, target, frame, opts, q0, t0)
     prob = build_problem(model, target, frame, opts, q0)
+    if method == "fabrik" and model.couplings:
+        raise UnsupportedError(
+            "method 'fabrik' does not keep coupled coordinates (MJCF joint equalities); "
+            f"the compiled methods do: {', '.join(sorted(KERNEL_METHODS))}"
+        )
     if method in ("bfgs", "lbfgs", "cg", "fabrik") and np.any(
         prob.template.active & model.quaternion_mask
     ):
@@ -242,6 +247,10 @@ def run(
 
         with notice(kernel):
             run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
+    if tpl.model.couplings:
+        apply_couplings(tpl.model, out[:, :nq])
+        if rows:
+            apply_couplings(tpl.model, hist_q)
     if not batch:
         return _single(tpl, out[0], nq, T, hist_q, hist_e, rows, t0)
     r = L.read_result(out, nq, T)

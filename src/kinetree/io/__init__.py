@@ -14,6 +14,7 @@ from ._files import as_path
 from .bvh import BVHClip as BVHClip
 from .bvh import read_bvh as read_bvh
 from .bvh import write_bvh as write_bvh
+from .bvh_export import write_motion_bvh as write_motion_bvh
 from .dh import DHRow as DHRow
 from .dh import from_dh as from_dh
 from .mjcf import MJCFWarning as MJCFWarning
@@ -32,6 +33,7 @@ __all__ = [
     "load_urdf",
     "read_bvh",
     "write_bvh",
+    "write_motion_bvh",
 ]
 
 _FORMATS = (".urdf", ".bvh", ".xacro")
@@ -47,6 +49,7 @@ def load(
     | os.PathLike[str]
     | Sequence[str | os.PathLike[str]]
     | None = None,
+    floating_base: bool = False,
     srdf: str | os.PathLike[str] | None = None,
 ) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
@@ -58,6 +61,9 @@ def load(
     folders, or a mapping package name -> folder (see :func:`load_urdf`).
     MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is compiled by MuJoCo (the ``mjcf`` extra;
     see :func:`kinetree.io.mjcf.load_mjcf`).
+    ``floating_base=True`` (URDF and xacro files) gives the robot a free base: a joint
+    ``"root_joint"`` of type ``"free"`` from a new root link ``"world"`` (see
+    :func:`load_urdf`); other models raise :class:`~kinetree.errors.UnsupportedError`.
 
     ``srdf``: an SRDF file whose ``<disable_collisions>`` pairs the model's
     self-collision checks skip (:mod:`kinetree.io.srdf`; an unknown link raises
@@ -71,18 +77,18 @@ def load(
     ``mujoco`` installed, and :class:`~kinetree.errors.FileFormatError` for a missing or
     malformed file.
     """
-    model = _load(name_or_path, args, package_dirs)
-    if srdf is None:
-        return model
-    from .srdf import read_srdf, with_disabled_pairs
+    if srdf is not None:
+        from .srdf import read_srdf, with_disabled_pairs
 
-    return with_disabled_pairs(model, read_srdf(srdf, model))
-
-
-def _load(name_or_path: str | os.PathLike[str], args: Any, package_dirs: Any) -> Model:
+        model = load(
+            name_or_path, args=args, package_dirs=package_dirs, floating_base=floating_base
+        )
+        return with_disabled_pairs(model, read_srdf(srdf, model))
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
+        if floating_base:
+            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the built-in model {name_or_path!r}"))
         return models.get(name_or_path)
     p = as_path(
         name_or_path,
@@ -97,11 +103,16 @@ def _load(name_or_path: str | os.PathLike[str], args: Any, package_dirs: Any) ->
             dirs = (
                 list(package_dirs.values()) if isinstance(package_dirs, Mapping) else package_dirs
             )
-            return load_urdf(p, package_dirs=dirs)
+            return load_urdf(p, package_dirs=dirs, floating_base=floating_base)
         if suffix == ".xacro":  # robot.urdf.xacro, robot.xacro
             from .xacro import load_xacro
 
-            return load_xacro(p, args=args, package_dirs=package_dirs)
+            return load_xacro(
+                p, args=args, package_dirs=package_dirs,  # type: ignore[arg-type]
+                floating_base=floating_base,
+            )  # fmt: skip
+        if floating_base:
+            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the BVH file {str(p)!r}"))
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), MJCF (.xml, .mjcf), "
@@ -117,6 +128,8 @@ def _load(name_or_path: str | os.PathLike[str], args: Any, package_dirs: Any) ->
                 "read as): this file has a <robot> root, so if it is URDF, load it with "
                 f"kinetree.io.load_urdf(path); {supported}"
             )
+        if floating_base:
+            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the MJCF file {str(p)!r}"))
         return load_mjcf(p)
     if suffix:
         raise UnsupportedError(
@@ -128,6 +141,13 @@ def _load(name_or_path: str | os.PathLike[str], args: Any, package_dirs: Any) ->
         f"{', '.join(models.available())} (or pass a path to a .urdf, .xacro, .bvh, .xml "
         "or .mjcf file)"
     )
+
+
+_NO_FLOATING_BASE = (
+    "floating_base=True is for URDF and xacro files; {} cannot take it (an MJCF body "
+    "moves freely by its own <freejoint>, a BVH skeleton's root already does; for a "
+    "built-in arm, load its URDF file)"
+)
 
 
 def _xml_root(path: Path) -> str | None:

@@ -55,8 +55,11 @@ What becomes what:
   (the groups MuJoCo draws by default); a geom without contacts is ``"visual"``.
 - Equality constraints of type joint (``<equality><joint>``) are listed in
   ``model.metadata["joint_equalities"]`` (dicts ``joint``, ``source`` (None for a
-  constant), ``polycoef`` (5 numbers), ``active``) and are *not* enforced by IK yet
-  (an :class:`MJCFWarning` says so). Tendons and other equality constraints are ignored,
+  constant), ``polycoef`` (5 numbers), ``active``, ``coupled``). The active linear ones
+  become IK couplings (:attr:`Model.couplings`): both joints keep their coordinate in
+  ``q`` (``q`` stays ``qpos``), IK moves the source and writes the tied joint, so every
+  IK result satisfies them. Nonlinear or inactive ones are not enforced (an
+  :class:`MJCFWarning` says so). Tendons and other equality constraints are ignored,
   with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
   the like are never looked at.
 
@@ -460,7 +463,9 @@ def from_mujoco(
         mocap_bodies=tuple(mocap),
         joint_equalities=_joint_equalities(m, names),
     )
-    _warn_unenforced(m, where, b.metadata["joint_equalities"])  # type: ignore[arg-type]
+    eqs: list[dict[str, Any]] = b.metadata["joint_equalities"]  # type: ignore[assignment]
+    _couple(b, m, names, eqs)
+    _warn_unenforced(m, where, [q for q in eqs if not q["coupled"]])
     if skipped:
         warnings.warn(
             f"{where}: kinetree has no shape for {', '.join(skipped)}; skipped",
@@ -578,6 +583,35 @@ def _joint_equalities(m: Any, names: _Names) -> list[dict[str, Any]]:
     return out
 
 
+def _couple(b: ModelBuilder, m: Any, names: _Names, joint_eqs: list[dict[str, Any]]) -> None:
+    """Active linear joint equalities become couplings (:meth:`ModelBuilder.add_coupling`).
+
+    MuJoCo's relation is ``y - y0 = c0 + c1 (x - x0) + c2 (x - x0)^2 + ...`` with ``y0``
+    and ``x0`` the joints' ``qpos0``; with ``c2 = c3 = c4 = 0`` it is ``y = c1 x + (y0 +
+    c0 - c1 x0)``. Each dict gains ``coupled``: whether IK keeps it (a joint tied twice,
+    or tied to a joint that is tied itself, keeps only the first relation)."""
+    adr = {names.joints[j]: int(m.jnt_qposadr[j]) for j in range(m.njnt)}
+    tied: set[str] = set()
+    sources: set[str] = set()
+    for q in joint_eqs:
+        c = q["polycoef"]
+        src = q["source"]
+        q["coupled"] = bool(
+            q["active"] and not any(c[2:]) and q["joint"] not in tied | sources
+            and src not in tied
+        )  # fmt: skip
+        if not q["coupled"]:
+            continue
+        tied.add(q["joint"])
+        y0 = float(m.qpos0[adr[q["joint"]]])
+        if src is None:
+            b.add_coupling(q["joint"], None, 0.0, y0 + c[0])
+        else:
+            sources.add(src)
+            x0 = float(m.qpos0[adr[src]])
+            b.add_coupling(q["joint"], src, c[1], y0 + c[0] - c[1] * x0)
+
+
 def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> None:
     if joint_eqs:
         shown = ", ".join(
@@ -586,8 +620,8 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
         )
         warnings.warn(
             f"{where}: {len(joint_eqs)} joint equality constraint(s) ({shown}) are kept in "
-            "model.metadata['joint_equalities'] but not enforced by kinetree's IK: both "
-            "joints keep their own coordinate in q",
+            "model.metadata['joint_equalities'] but not enforced by kinetree's IK (it keeps "
+            "the active linear ones; these are inactive, nonlinear or tie a joint twice)",
             MJCFWarning,
             stacklevel=4,
         )

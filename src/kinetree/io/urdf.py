@@ -24,10 +24,23 @@ Lenient where other tools are (Pinocchio, pybullet), each time with a
 ``<?xml``; ``lower > upper`` read as "no limit"; a ``<mimic>`` naming a joint that is not
 there read as an independent joint (``mimic="strict"`` refuses the file instead).
 
-Supported joint types: revolute, continuous, prismatic, fixed; mimic joints
-follow their source joint (a ``<mimic>`` on a fixed joint has nothing to move
-and is ignored). ``floating`` and ``planar`` joints raise
-:class:`~kinetree.errors.UnsupportedError`.
+Supported joint types: revolute, continuous, prismatic, fixed, floating and planar;
+mimic joints follow their source joint (a ``<mimic>`` on a fixed joint has nothing to
+move and is ignored; one on a floating or planar joint, which has several coordinates,
+is ignored with a :class:`URDFWarning`). A ``floating`` joint becomes a builder
+``"free"`` joint: seven coordinates ``{joint}_x, _y, _z`` (the child origin in the
+frame ``parent @ origin`` [m]) and ``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion,
+w first). A ``planar`` joint becomes a builder ``"planar"`` joint whose plane normal is
+the URDF ``<axis>``: coordinates ``{joint}_x``, ``{joint}_y`` [m] (translations in the
+plane, along the axes :meth:`~kinetree.builder.ModelBuilder.add_joint` documents) and
+``{joint}_theta`` [rad] (rotation about the normal). The ``<limit>`` of either is
+ignored, as Pinocchio does.
+
+``floating_base=True`` gives a fixed-root robot a free base, as Pinocchio's
+``JointModelFreeFlyer`` root joint does: a new root link :data:`FLOATING_BASE_ROOT`
+(``"world"``; ``"world_1"``, ``"world_2"``, ... when the file has a link of that name)
+and a ``"free"`` joint :data:`FLOATING_BASE_JOINT` (``"root_joint"``, Pinocchio's
+name) from it to the file's root link; its seven coordinates come first in ``q``.
 
 Every error names the file (``<string>`` for URDF text), and the element and
 joint or link where there is one: :class:`~kinetree.errors.FileFormatError` for
@@ -75,7 +88,19 @@ from ..model import Model
 from ..spatial import rpy_to_matrix
 from ._files import as_path
 
-__all__ = ["URDFWarning", "load_urdf", "resolve_mesh_path"]
+__all__ = [
+    "FLOATING_BASE_JOINT",
+    "FLOATING_BASE_ROOT",
+    "URDFWarning",
+    "load_urdf",
+    "resolve_mesh_path",
+]
+
+#: Name of the free joint that ``floating_base=True`` adds above the file's root link.
+FLOATING_BASE_JOINT = "root_joint"
+#: Name of the root link that ``floating_base=True`` adds (``world_1``, ``world_2``, ...
+#: when the file already has a link of this name).
+FLOATING_BASE_ROOT = "world"
 
 
 class URDFWarning(UserWarning):
@@ -84,7 +109,11 @@ class URDFWarning(UserWarning):
 
 _MIMIC_MODES = ("warn", "strict")
 
-_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+# Joints with one coordinate: the ones a <mimic> may name and follow.
+_ONE_COORDINATE = ("revolute", "continuous", "prismatic")
+# URDF joint type -> the builder's, where they differ.
+_BUILDER_TYPE = {"floating": "free"}
 
 # Per joint child element: its attributes we read and how many numbers each holds
 # (0: a non-empty name).
@@ -106,6 +135,7 @@ def load_urdf(
     package_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     mimic: str = "warn",
     meshes: bool = True,
+    floating_base: bool = False,
 ) -> Model:
     """Load a URDF file (or a URDF string starting with ``<``) into a :class:`Model`.
 
@@ -115,11 +145,21 @@ def load_urdf(
     a missing joint as an independent joint, with a :class:`URDFWarning`; ``"strict"``
     raises :class:`~kinetree.errors.ModelStructureError`. ``meshes``: read mesh files
     (vertices and faces, through trimesh); False keeps only their paths.
+    ``floating_base``: add a free joint :data:`FLOATING_BASE_JOINT` (``"root_joint"``)
+    from a new root link :data:`FLOATING_BASE_ROOT` (``"world"``) to the file's root
+    link, so the robot's base moves freely (7 more coordinates first in ``q``: position
+    [m] then a unit quaternion w first; 6 more DoF). The base pose at
+    ``q[model.q_slice("root_joint")] = (0, 0, 0, 1, 0, 0, 0)`` is the identity, where
+    every frame is where the fixed-base model puts it.
     """
     import yourdfpy
 
     if name is not None and (not isinstance(name, str) or not name):
         raise InvalidValueError(f"load_urdf: name must be a non-empty string or None, got {name!r}")
+    if not isinstance(floating_base, (bool, np.bool_)):
+        raise InvalidValueError(
+            f"load_urdf: floating_base must be True or False, got {floating_base!r}"
+        )
     if mimic not in _MIMIC_MODES:
         raise InvalidValueError(
             f"load_urdf: mimic must be one of {', '.join(_MIMIC_MODES)}, got {mimic!r}"
@@ -182,7 +222,14 @@ def load_urdf(
     finally:
         logger.disabled = was_disabled
     geometry = _geometry(root, source, _Finder(base, dirs), meshes)
-    return _to_model(robot, name or robot.robot.name or Path(source).stem, source, mimic, geometry)
+    return _to_model(
+        robot,
+        name or robot.robot.name or Path(source).stem,
+        source,
+        mimic,
+        geometry,
+        floating_base=bool(floating_base),
+    )
 
 
 # --- checking the XML ------------------------------------------------------------------
@@ -321,6 +368,8 @@ def _to_model(
     source: str,
     mimic_mode: str = "warn",
     geometry: dict[str, list[Geometry]] | None = None,
+    *,
+    floating_base: bool = False,
 ) -> Model:
     urdf = robot.robot  # type: ignore[attr-defined]
     joints = list(urdf.joints)
@@ -346,16 +395,27 @@ def _to_model(
         )
     if not roots:
         raise ModelStructureError(f"{source}: URDF has no root link (the joints form a cycle)")
-    with _in_file(source):
-        b = ModelBuilder(name, root=roots[0])
-    b.default_end_effectors = "tips"
-    by_name = {j.name: j for j in joints}
     for j in joints:
         if j.type not in _SUPPORTED:
             raise UnsupportedError(
                 f"{source}: joint {j.name!r} has type {j.type!r}; "
                 f"supported joint types are: {', '.join(_SUPPORTED)}"
             )
+    root = roots[0]
+    if floating_base:
+        root = _floating_root(link_set)
+        if FLOATING_BASE_JOINT in {j.name for j in joints}:
+            raise ModelStructureError(
+                f"{source}: floating_base=True adds a joint {FLOATING_BASE_JOINT!r}, and the "
+                "file already has a joint of that name"
+            )
+    with _in_file(source):
+        b = ModelBuilder(name, root=root)
+        if floating_base:
+            b.add_joint(FLOATING_BASE_JOINT, root, roots[0], type="free")
+    b.default_end_effectors = "tips"
+    by_name = {j.name: j for j in joints}
+    for j in joints:
         origin = np.eye(4) if j.origin is None else np.asarray(j.origin, dtype=float)
         axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, dtype=float)
         limits = None
@@ -373,12 +433,19 @@ def _to_model(
                 )
                 limits = None
         mimic = None
-        if j.mimic is not None and j.type != "fixed":
+        if j.mimic is not None and j.type in ("floating", "planar"):
+            warnings.warn(
+                f"{source}: joint {j.name!r}: a {j.type} joint has several coordinates and "
+                f"cannot mimic {j.mimic.joint!r}; kinetree ignores its <mimic>",
+                URDFWarning,
+                stacklevel=3,
+            )
+        elif j.mimic is not None and j.type != "fixed":
             mul = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
             off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
             mimic = (j.mimic.joint, mul, off)
             src = by_name.get(j.mimic.joint)
-            if src is None or src.type not in _SUPPORTED[:3]:
+            if src is None or src.type not in _ONE_COORDINATE:
                 what = "no joint" if src is None else f"a {src.type} joint"
                 message = (
                     f"{source}: joint {j.name!r}: <mimic joint={j.mimic.joint!r}> names {what}"
@@ -395,16 +462,28 @@ def _to_model(
                 mimic = None
         with _in_file(source):
             b.add_joint(
-                j.name, j.parent, j.child, type=j.type,
-                axis=axis if j.type != "fixed" else "z", origin=origin, limits=limits,
-                mimic=mimic,
+                j.name, j.parent, j.child, type=_BUILDER_TYPE.get(j.type, j.type),
+                axis=axis if j.type not in ("fixed", "floating") else "z", origin=origin,
+                limits=limits, mimic=mimic,
             )  # fmt: skip
     b.metadata["source"] = source
+    if floating_base:
+        b.metadata["floating_base"] = FLOATING_BASE_JOINT
     for link, shapes in (geometry or {}).items():
         for shape in shapes:
             b.add_geometry(link, shape)
     with _in_file(source):
         return b.build()
+
+
+def _floating_root(links: set[str]) -> str:
+    """The name of the root link ``floating_base=True`` adds: :data:`FLOATING_BASE_ROOT`,
+    or ``world_1``, ``world_2``, ... (the first that no link of the file has)."""
+    name, k = FLOATING_BASE_ROOT, 0
+    while name in links:
+        k += 1
+        name = f"{FLOATING_BASE_ROOT}_{k}"
+    return name
 
 
 def _listing(names: list[str], limit: int = 60) -> str:

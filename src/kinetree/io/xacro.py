@@ -76,7 +76,8 @@ def load_xacro(
     (``True`` -> ``"true"``). A name that no ``<xacro:arg>`` declares raises.
     ``package_dirs``: where ``$(find pkg)`` and ``package://pkg/`` includes look,
     either ``{"pkg": folder}`` or a list of folders whose subfolders are packages.
-    ``urdf_options``: passed on to :func:`~kinetree.io.urdf.load_urdf` (``name=``).
+    ``urdf_options``: passed on to :func:`~kinetree.io.urdf.load_urdf` (``name=``,
+    ``floating_base=``).
 
     The model's ``metadata["source"]`` is the xacro file and ``metadata["xacro_args"]``
     the arguments given.

@@ -43,6 +43,7 @@ __all__ = [
     "I_TYPE",
     "I_V_INDEX",
     "packed",
+    "packed_ik",
 ]
 
 F_ORIGIN = 0  # 12 slots: rows 0..2 of the 4x4 origin, row-major
@@ -69,6 +70,34 @@ def packed(model: Model) -> tuple[np.ndarray, np.ndarray]:
     out = _PACKED.get(model)
     if out is None:
         out = _PACKED[model] = _pack(model)
+    return out
+
+
+_PACKED_IK: weakref.WeakKeyDictionary[Model, tuple[np.ndarray, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def packed_ik(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """``(fdata, idata)`` as IK sees the model: :func:`packed` with every coupling of
+    :attr:`Model.couplings` written as a mimic relation (the tied coordinate's nodes
+    read the source's coordinate), so IK's steps, Jacobians and errors keep the
+    relation; the caller writes the tied coordinates into the result."""
+    if not model.couplings:
+        return packed(model)
+    out = _PACKED_IK.get(model)
+    if out is None:
+        fdata, idata = (a.copy() for a in packed(model))
+        for j, src, mul, off in model.couplings:
+            for k in np.nonzero(model.q_index == j)[0]:
+                scale_k, off_k = fdata[k, F_MIMIC_SCALE], fdata[k, F_MIMIC_OFFSET]
+                fdata[k, F_MIMIC_SCALE] = scale_k * mul
+                fdata[k, F_MIMIC_OFFSET] = scale_k * off + off_k
+                idata[k, I_Q_INDEX] = src
+                idata[k, I_V_INDEX] = model.q_v[src] if src >= 0 else -1
+        for arr in (fdata, idata):
+            arr.setflags(write=False)
+        out = _PACKED_IK[model] = (fdata, idata)
     return out
 
 

@@ -2,6 +2,8 @@
 
 Each factory's docstring says where its numbers come from. Factories with
 parameters (link lengths) can be called directly: ``models.planar_2r(1.0, 0.5)``.
+:func:`with_meshes` attaches the meshes of an installed description package
+(``kinetree[meshes]``) to the built-in robots it describes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from functools import cache
 from ..errors import unknown_name
 from ..model import Model
 from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis
+from .descriptions import has_meshes, with_meshes
 from .humanoid import humanoid
 from .quadruped import quadruped
 from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
@@ -19,6 +22,7 @@ from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
 __all__ = [
     "available",
     "get",
+    "has_meshes",
     "humanoid",
     "iiwa14",
     "panda",
@@ -33,6 +37,7 @@ __all__ = [
     "ur3",
     "ur5",
     "ur10",
+    "with_meshes",
 ]
 
 _REGISTRY: dict[str, Callable[[], Model]] = {

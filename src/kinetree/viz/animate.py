@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from .meshes import visual_parts
 from .plot import (
     _TARGET_STYLE,
     _check_frames,
@@ -136,6 +137,8 @@ def animate(
     dpi: float = 80,
     frames: str | Sequence[str] | None = None,
     show_time: bool = True,
+    meshes: bool | None = None,
+    max_faces: int = 6000,
 ) -> Path:
     """Render the motion ``qs`` (n_frames, dof) to ``path`` and return the path.
 
@@ -154,6 +157,9 @@ def animate(
         dpi: resolution; the picture is 6x6 inches, so 80 dpi gives 480x480 pixels.
         frames: frame names whose x/y/z triads are drawn.
         show_time: print ``frame i/n, t = ... s`` in the corner.
+        meshes: draw meshes, as in :func:`kinetree.viz.draw` (3D only).
+        max_faces: triangles per frame at most (meshes are thinned to fit; each frame
+            sorts and draws them all).
 
     Raises:
         ShapeError: ``qs`` is not 2D with ``model.nq`` columns.
@@ -188,9 +194,10 @@ def animate(
     fig.set_dpi(dpi)
     ax = _make_axes(fig, plane)
     _label_axes(ax, model, plane)
+    parts = visual_parts(model, meshes) if plane is None else None
     skel = _draw_on(
         ax, model, Ts[0], plane, targets=static, frames=frame_ids, color="C0", label=None,
-        show_joints=True, extra_points=all_points,
+        show_joints=True, extra_points=all_points, parts=parts, max_faces=max_faces,
     )  # fmt: skip
     if title:
         ax.set_title(title)

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..drawing import Parts, frame_parents
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import JointType
+from .meshes import DEFAULT_MAX_FACES, MeshLayer, visual_parts
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -184,32 +186,10 @@ def _check_frames(model: Model, frames: str | Sequence[str] | None) -> list[int]
 # --- model structure (drawing only: which frames to join) --------------------------
 
 
-def _frame_parents(model: Model) -> np.ndarray:
-    """For each frame (``frame_names`` order) the index of its nearest frame ancestor,
-    or -1 for roots and for frames attached through prismatic joints."""
-    node_to_frame = -np.ones(model.n_nodes, dtype=np.int64)
-    node_to_frame[~np.asarray(model.hidden, dtype=bool)] = np.arange(len(model.frame_names))
-    out = -np.ones(len(model.frame_names), dtype=np.int64)
-    for node in range(model.n_nodes):
-        f = node_to_frame[node]
-        if f < 0:
-            continue
-        p = int(model.parent[node])
-        # a translation channel, not a bone
-        floating = model.joint_type[node] == JointType.PRISMATIC
-        while p >= 0 and node_to_frame[p] < 0:
-            floating = floating or model.joint_type[p] == JointType.PRISMATIC
-            p = int(model.parent[p])
-        # A frame reached from its parent through prismatic joints (a BVH root's
-        # position channels) hangs free: no segment is drawn to it.
-        out[f] = node_to_frame[p] if p >= 0 and not floating else -1
-    return out
-
-
 def _chains(model: Model) -> list[list[int]]:
     """The frame tree cut into polylines: each starts at a root or a branch point and
     follows first children down to a leaf. Every parent-child segment is in one chain."""
-    parents = _frame_parents(model)
+    parents = frame_parents(model)
     kids: list[list[int]] = [[] for _ in parents]
     for f, p in enumerate(parents):
         if p >= 0:
@@ -404,10 +384,15 @@ class _Skeleton:
         frames: list[int],
         triad_length: float,
         linewidth: float = 2.5,
+        mesh: MeshLayer | None = None,
     ) -> None:
         self.model = model
         self.plane = plane
-        self.chains = _chains(model)
+        self.mesh = mesh
+        # With meshes, lines only for the bones of links whose mesh is missing.
+        self.chains = _chains(model) if mesh is None else [list(b) for b in mesh.patch_bones]
+        if mesh is not None:
+            show_joints = False
         self.frames = frames
         self.triad_length = triad_length
         self.show_joints = show_joints
@@ -426,7 +411,7 @@ class _Skeleton:
             self.joints = _plot(
                 ax, V, "o", ls="", ms=4.0, mfc="white", mec=color, mew=1.2, zorder=3
             )
-            parents = _frame_parents(model)
+            parents = frame_parents(model)
             roots = [c[0] for c in self.chains if parents[c[0]] < 0]
             self.root_ids = roots
             self.root = _plot(ax, V[roots], "s", ls="", ms=7.0, color="0.2", zorder=3)
@@ -439,11 +424,15 @@ class _Skeleton:
     def artists(self) -> list[Any]:
         """Every artist that moves with the configuration."""
         out = [*self.lines, *(line for triad in self.triads for line in triad)]
+        if self.mesh is not None:
+            out.insert(0, self.mesh.collection)
         return out + [a for a in (self.joints, self.root) if a is not None]
 
     def update(self, T: np.ndarray) -> None:
         """Move the artists to frame poses ``T`` (n_frames, 4, 4)."""
         V = _view(self.model, T[:, :3, 3], self.plane)
+        if self.mesh is not None:
+            self.mesh.update(T)
         for line, chain in zip(self.lines, self.chains):
             _set_line(line, V[chain])
         if self.joints is not None:
@@ -488,10 +477,19 @@ def _draw_on(
     label: str | None,
     show_joints: bool,
     extra_points: np.ndarray | None = None,
+    parts: Parts | None = None,
+    max_faces: int = DEFAULT_MAX_FACES,
 ) -> _Skeleton:
-    """Draw one configuration (poses ``T``) on ``ax``; update limits; return the artists."""
+    """Draw one configuration (poses ``T``) on ``ax``; update limits; return the artists.
+
+    ``parts``: visual meshes to draw instead of the stick figure (3D only).
+    """
     V = _view(model, T[:, :3, 3], plane)
     _include(ax, V)
+    mesh = None
+    if parts is not None and plane is None:
+        mesh = MeshLayer(ax, model, parts, T, lambda P: _view(model, P, None), max_faces=max_faces)
+        _include(ax, mesh.points)
     if targets:
         tp = np.array([t if t.shape == (3,) else t[:3, 3] for t in targets])
         _include(ax, _view(model, tp, plane))
@@ -506,7 +504,7 @@ def _draw_on(
         color = _next_color(ax)
     skel = _Skeleton(
         ax, model, T, plane=plane, color=color, label=label, show_joints=show_joints,
-        frames=frames, triad_length=length,
+        frames=frames, triad_length=length, mesh=mesh,
     )  # fmt: skip
     setattr(ax, _SKELETONS_ATTR, [*getattr(ax, _SKELETONS_ATTR, []), skel])
     _draw_targets(ax, model, targets, plane, length)
@@ -525,8 +523,10 @@ def draw(
     label: str | None = None,
     plane: str | None = None,
     show_joints: bool = True,
+    meshes: bool | None = None,
+    max_faces: int = DEFAULT_MAX_FACES,
 ) -> Axes:
-    """Draw ``model`` at configuration ``q`` as a stick figure; return the axes.
+    """Draw ``model`` at configuration ``q`` (a stick figure, or its meshes); return the axes.
 
     Args:
         model: the model.
@@ -543,6 +543,11 @@ def draw(
         plane: ``"xy"``, ``"xz"`` or ``"yz"`` for a 2D projection in world
             coordinates; default 3D, or ``"xy"`` for planar models.
         show_joints: mark every frame with a dot and the root with a square.
+        meshes: None: draw the model's visual meshes when it has some (a URDF loaded
+            with them); True: also a built-in robot's, from its description package
+            (``kinetree[meshes]``); False: the stick figure. 3D pictures only; a link
+            whose mesh is missing is drawn as sticks.
+        max_faces: triangles in the picture at most (meshes are thinned to fit).
 
     Raises:
         ShapeError: ``q`` is not ``(dof,)``.
@@ -559,9 +564,10 @@ def draw(
         ax = _make_axes(fig, plane)
     if not getattr(ax, _SKELETONS_ATTR, None):
         _label_axes(ax, model, plane)
+    parts = visual_parts(model, meshes) if plane is None else None
     _draw_on(
         ax, model, model.fk_all(qv), plane, targets=tlist, frames=frame_ids, color=color,
-        label=label, show_joints=show_joints,
+        label=label, show_joints=show_joints, parts=parts, max_faces=max_faces,
     )  # fmt: skip
     if label is not None:
         ax.legend(loc="upper left", fontsize="small", framealpha=0.8)
@@ -598,7 +604,7 @@ def draw_many(
     for i, qv in enumerate(Q):
         draw(
             model, qv, ax, targets=tlist if i == len(Q) - 1 else None, frames=frames,
-            label=None if labels is None else labels[i], plane=plane,
+            label=None if labels is None else labels[i], plane=plane, meshes=False,
         )  # fmt: skip
     if title:
         ax.set_title(title)
@@ -620,6 +626,7 @@ def side_by_side(
     plane: str | None = None,
     suptitle: str | None = None,
     panel_size: float = 4.0,
+    meshes: bool | None = None,
 ) -> Figure:
     """One figure with one panel per configuration, all on the same scale.
 
@@ -633,6 +640,7 @@ def side_by_side(
         plane: 2D projection as in :func:`draw`.
         suptitle: a title over all panels.
         panel_size: inches per panel.
+        meshes: draw meshes, as in :func:`draw`.
 
     Returns:
         The figure (e.g. "the humanoid's three reach cases side by side").
@@ -670,12 +678,13 @@ def side_by_side(
         fig.subplots_adjust(wspace=step - 1.0 if n > 1 else 0.0)
     else:
         fig = _new_figure((panel_size * n, height), plane)
+    parts = visual_parts(model, meshes) if plane is None else None
     for i in range(n):
         ax = _make_axes(fig, plane, 1, n, i + 1)
         _label_axes(ax, model, plane)
         _draw_on(
             ax, model, Ts[i], plane, targets=per_panel[i], frames=frame_ids, color="C0",
-            label=None, show_joints=True, extra_points=all_points,
+            label=None, show_joints=True, extra_points=all_points, parts=parts,
         )  # fmt: skip
         if titles is not None:
             ax.set_title(titles[i], fontsize=11)

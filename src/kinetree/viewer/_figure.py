@@ -1,0 +1,200 @@
+"""A model drawn in a viser scene: meshes, skeleton, frames, collision shapes; moved by q.
+
+Scene layout under a prefix (``/robot`` by default): one node per frame,
+``{prefix}/f{i}``, placed at the frame's world pose; its visual meshes
+(``.../visual{j}``), collision shapes (``.../collision{j}``, hidden until asked for)
+and name label hang below it, in the frame's coordinates, so moving the model sends
+one pose per frame. The skeleton (bones and joint dots) is drawn in world
+coordinates and rewritten on each move while it is shown.
+
+A link whose mesh could not be read is drawn with its bones (the lines from its frame
+to its children's), with a :class:`~kinetree.geometry.GeometryWarning`; a model with no
+visual shapes at all is drawn as a skeleton.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..drawing import Parts, bones, missing_bones, model_parts
+from ..geometry import GeometryWarning
+from ..model import Model
+from ..spatial import matrix_to_quaternion
+
+__all__ = ["RobotFigure", "model_size"]
+
+_BONE_COLOR = (30, 90, 200)
+_JOINT_COLOR = (50, 50, 60)
+_COLLISION_OPACITY = 0.45
+# Visual colours a little darker than the files say: white links on the viewer's white
+# background would lose their outline.
+_VISUAL_SHADE = 0.85
+
+
+def model_size(model: Model, q: np.ndarray) -> float:
+    """The largest extent of the model's frames at ``q`` [model length unit] (> 0)."""
+    P = np.asarray(model.fk_all(q))[:, :3, 3]
+    size = float(np.max(np.ptp(P, axis=0))) if len(P) else 0.0
+    return size if size > 1e-9 else 1.0
+
+
+def _rgb(color: tuple[float, float, float], shade: float = 1.0) -> tuple[int, int, int]:
+    r, g, b = (round(255 * shade * min(max(c, 0.0), 1.0)) for c in color)
+    return (r, g, b)
+
+
+class RobotFigure:
+    """The drawing of one model in a viser scene; :meth:`update` moves it."""
+
+    def __init__(
+        self,
+        scene: Any,
+        model: Model,
+        q: np.ndarray,
+        *,
+        prefix: str = "/robot",
+        meshes: bool = True,
+        size: float | None = None,
+        bone_color: tuple[int, int, int] = _BONE_COLOR,
+    ) -> None:
+        self.scene = scene
+        self.model = model
+        self.prefix = prefix
+        self.size = size if size is not None else model_size(model, q)
+        self.bones = bones(model)
+        self.bone_color = bone_color
+        self.visual: Parts = model_parts(model, "visual") if meshes else Parts()
+        self.collision: Parts = model_parts(model, "collision", colors=False)
+        names = model.frame_names
+        for frame, path in self.visual.missing:
+            warnings.warn(
+                f"{model.name}: mesh {path!r} of link {frame!r} could not be read; the link "
+                "is drawn as a skeleton",
+                GeometryWarning,
+                stacklevel=3,
+            )
+        #: True when the model is drawn with meshes (some visual shape could be drawn).
+        self.has_meshes = bool(self.visual.parts)
+        # Bones of the links with a missing mesh, drawn even with meshes shown.
+        self.patch_bones = missing_bones(model, self.visual)
+        #: Frames drawn as a skeleton because a mesh of theirs could not be read.
+        self.skeleton_frames = tuple(dict.fromkeys(f for f, _ in self.visual.missing))
+        T = np.asarray(model.fk_all(q))
+        wxyz = matrix_to_quaternion(T[:, :3, :3])
+        self.nodes = [
+            scene.add_frame(
+                f"{prefix}/f{i}", show_axes=False, axes_length=0.12 * self.size,
+                axes_radius=0.004 * self.size, wxyz=wxyz[i], position=T[i, :3, 3],
+            )
+            for i in range(len(names))
+        ]  # fmt: skip
+        index = {n: i for i, n in enumerate(names)}
+        self.mesh_handles = [
+            scene.add_mesh_simple(
+                f"{prefix}/f{index[p.frame]}/visual{j}", p.vertices, p.faces,
+                color=_rgb(p.color, _VISUAL_SHADE),
+            )
+            for j, p in enumerate(self.visual.parts)
+        ]  # fmt: skip
+        self.collision_handles = [
+            scene.add_mesh_simple(
+                f"{prefix}/f{index[p.frame]}/collision{j}", p.vertices, p.faces,
+                color=_rgb(p.color), opacity=_COLLISION_OPACITY, visible=False,
+            )
+            for j, p in enumerate(self.collision.parts)
+        ]  # fmt: skip
+        self.labels = [
+            scene.add_label(f"{prefix}/f{i}/label", name, visible=False)
+            for i, name in enumerate(names)
+        ]
+        self.show_skeleton = not self.has_meshes
+        self.skeleton = self._add_skeleton("skeleton", self.bones, T, self.show_skeleton)
+        self.patch = self._add_skeleton("patch", self.patch_bones, T, bool(len(self.patch_bones)))
+        self.T = T
+
+    # --- skeleton ---------------------------------------------------------------------
+
+    def _segments(self, pairs: np.ndarray, T: np.ndarray) -> np.ndarray:
+        P = T[:, :3, 3]
+        if len(pairs) == 0:  # viser needs at least one segment: a point
+            return np.zeros((1, 2, 3), dtype=np.float32) + P[:1, None, :]
+        return np.stack([P[pairs[:, 0]], P[pairs[:, 1]]], axis=1).astype(np.float32)
+
+    def _add_skeleton(
+        self, name: str, pairs: np.ndarray, T: np.ndarray, visible: bool
+    ) -> tuple[Any, Any, np.ndarray]:
+        lines = self.scene.add_line_segments(
+            f"{self.prefix}_{name}/bones", self._segments(pairs, T), self.bone_color,
+            thickness=0.015 * self.size, visible=visible,
+        )  # fmt: skip
+        joints = np.unique(pairs) if len(pairs) else np.arange(len(T))
+        dots = self.scene.add_point_cloud(
+            f"{self.prefix}_{name}/joints", T[joints, :3, 3].astype(np.float32), _JOINT_COLOR,
+            point_size=0.03 * self.size, point_shape="circle", precision="float32",
+            visible=visible,
+        )  # fmt: skip
+        return lines, dots, joints
+
+    def _move_skeleton(self, parts: tuple[Any, Any, np.ndarray], pairs: np.ndarray) -> None:
+        lines, dots, joints = parts
+        lines.points = self._segments(pairs, self.T)
+        dots.points = self.T[joints, :3, 3].astype(np.float32)
+
+    # --- public -------------------------------------------------------------------------
+
+    def update(self, T: np.ndarray) -> None:
+        """Move every frame to the world poses ``T`` ``(n_frames, 4, 4)``."""
+        T = np.asarray(T)
+        changed = np.flatnonzero(np.any(np.abs(T - self.T) > 0.0, axis=(1, 2)))
+        self.T = T.copy()
+        if len(changed):
+            wxyz = matrix_to_quaternion(T[changed, :3, :3])
+            for k, i in enumerate(changed):
+                node = self.nodes[i]
+                node.wxyz = wxyz[k]
+                node.position = T[i, :3, 3]
+        if self.show_skeleton:
+            self._move_skeleton(self.skeleton, self.bones)
+        if len(self.patch_bones):
+            self._move_skeleton(self.patch, self.patch_bones)
+
+    def set_visible(
+        self,
+        *,
+        meshes: bool | None = None,
+        skeleton: bool | None = None,
+        frames: bool | None = None,
+        labels: bool | None = None,
+        collision: bool | None = None,
+    ) -> None:
+        """Show or hide each layer (None leaves it as it is)."""
+        if meshes is not None:
+            for h in self.mesh_handles:
+                h.visible = meshes
+        if skeleton is not None:
+            self.show_skeleton = skeleton
+            if skeleton:
+                self._move_skeleton(self.skeleton, self.bones)
+            for h in self.skeleton[:2]:
+                h.visible = skeleton
+        if frames is not None:
+            for node in self.nodes:
+                node.show_axes = frames
+        if labels is not None:
+            for h in self.labels:
+                h.visible = labels
+        if collision is not None:
+            for h in self.collision_handles:
+                h.visible = collision
+
+    def remove(self) -> None:
+        """Take the drawing out of the scene."""
+        for group in (self.mesh_handles, self.collision_handles, self.labels, self.nodes):
+            for h in group:
+                h.remove()
+        for parts in (self.skeleton, self.patch):
+            for h in parts[:2]:
+                h.remove()
