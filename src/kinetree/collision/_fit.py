@@ -10,6 +10,11 @@ size) and interior samples not yet held, until all are held. A sphere holds ever
 of its triangles, hence (being convex) the triangles: the union holds the whole surface
 exactly, and the interior at every sample.
 
+The chosen spheres are then refined (:func:`_refine`): each element goes to the sphere
+that holds it reaching least beyond the solid, each centre moves (pattern search, staying
+inside) to lower its own reach beyond the solid, and each radius shrinks to exactly what
+its sphere holds.
+
 ``t`` starts at ``max_overshoot``; while the cover needs more than ``max_spheres``
 balls it doubles, then is bisected down to the least ``t`` found that fits. Whatever a
 finished cover leaves (a thin part with no interior sample near it) goes to the chosen
@@ -140,6 +145,61 @@ def overshoot(C: np.ndarray, r: np.ndarray, tris: np.ndarray, directions: int = 
     return float(dist.max())
 
 
+def _depth(c: np.ndarray, corners: np.ndarray) -> float:
+    out = np.empty(1)
+    _kernels.points_to_mesh(c[None], corners, out)
+    return float(out[0])
+
+
+def _refine(
+    C: np.ndarray, depth: np.ndarray, elements: np.ndarray, tris: np.ndarray, step: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Centres moved and radii shrunk to what each sphere must hold.
+
+    Each element goes to the sphere that holds it reaching least beyond the solid
+    (``reach - depth``); each centre then moves by pattern search (steps along the axes,
+    halved when none helps, staying inside the solid) to lower its own
+    ``max reach - depth``, and the elements are dealt again. The radii are the exact reach
+    of what each sphere holds, so every element stays held."""
+    corners = np.ascontiguousarray(tris.reshape(-1, 3))
+    C = C.copy()
+    depth = depth.copy()
+    owner = np.zeros(len(elements), dtype=np.int64)
+
+    def reach_of(c: np.ndarray, idx: np.ndarray) -> float:
+        return float(np.max(np.linalg.norm(elements[idx] - c, axis=2))) if len(idx) else 0.0
+
+    for _ in range(3):
+        R = np.empty((len(elements), len(C)))
+        _reach(elements, np.ascontiguousarray(C), R)
+        owner = np.argmin(R - depth[None], axis=1)
+        for j in range(len(C)):
+            idx = np.nonzero(owner == j)[0]
+            if len(idx) == 0:
+                continue
+            best = reach_of(C[j], idx) - depth[j]
+            s = step
+            while s > 0.05 * step:
+                moved = False
+                for d in np.concatenate([np.eye(3), -np.eye(3)]):
+                    c = C[j] + s * d
+                    if not inside(c[None], tris)[0]:
+                        continue
+                    dep = _depth(c, corners)
+                    val = reach_of(c, idx) - dep
+                    if val < best - 1e-12:
+                        best, C[j], depth[j], moved = val, c, dep, True
+                if not moved:
+                    s *= 0.5
+    R = np.empty((len(elements), len(C)))
+    _reach(elements, np.ascontiguousarray(C), R)
+    owner = np.argmin(R - depth[None], axis=1)
+    r = np.zeros(len(C))
+    np.maximum.at(r, owner, R[np.arange(len(elements)), owner])
+    used = np.bincount(owner, minlength=len(C)) > 0
+    return C[used], r[used] + 1e-9
+
+
 def fit_mesh(
     vertices: np.ndarray, faces: np.ndarray, max_spheres: int, max_overshoot: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -186,14 +246,5 @@ def fit_mesh(
                 bad = mid
             else:
                 t, chosen = mid, trial
-    C = cand[chosen]
-    r = depth[chosen] + t
-    # Elements no chosen ball holds: to the ball that must grow least.
-    need = reach[:, chosen] - r[None]
-    left = np.all(need > 0.0, axis=1)
-    if np.any(left):
-        own = np.argmin(need[left], axis=1)
-        np.maximum.at(r, own, reach[left][np.arange(len(own)), np.array(chosen)[own]])
-    # The exact radius each sphere needs for what it holds, never more than above.
-    r = r + 1e-9
+    C, r = _refine(cand[chosen], depth[chosen], elements, tris, 0.5 * step)
     return C, r, overshoot(C, r, tris)
