@@ -314,8 +314,10 @@ def test_automatic_pairs():
     )
     b.add_joint("fix", "b", "c", type="fixed", origin=kinetree.spatial.translation([0, 0, 0.05]))
     b.add_frame("far", "base", kinetree.spatial.translation([3, 0, 0]))
+    # Slides along x from 2.95 (touching "far" at the neutral configuration) to 6.
+    b.add_joint("slide", "base", "e", type="prismatic", axis="x", limits=(2.95, 6.0))
     sphere = geo.Sphere(radius=0.04, kind="collision")
-    for link in ("base", "a", "b", "c", "far"):
+    for link in ("base", "a", "b", "c", "far", "e"):
         b.add_geometry(link, sphere)
     model = b.build()
     pairs = kinetree.collision.find_disabled_pairs(model, samples=200)
@@ -325,7 +327,11 @@ def test_automatic_pairs():
     assert pairs[("b", "far")] == "Never"
     # a and c: 0.35 apart along z, radius 0.04 each: never touch either.
     assert pairs[("a", "c")] == "Never"
-    assert kinetree.collision.collision_model(model).self_pairs == ()
+    assert ("e", "far") not in pairs  # touching now and then
+    with_default = kinetree.collision.find_disabled_pairs(model, samples=200, default=True)
+    assert with_default[("e", "far")] == "Default"
+    cm = kinetree.collision.collision_model(model)
+    assert [cm.spheres.links[i] for p in cm.self_pairs for i in p] == ["far", "e"]
 
 
 def test_bad_obstacles_raise_naming_the_field():

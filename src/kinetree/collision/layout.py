@@ -44,6 +44,19 @@ For an IK step, ``d(q + dq) ~ d(q) + n^T (J_p(point_a) - J_p(point_b)) dq`` with
 the positional rows of :func:`kinetree.kinematics._kernels.jacobian_add` at the node of each
 point (no term for an obstacle). A sphere's witness point moves like its centre along the
 normal, so the sphere's radius never enters the derivative.
+
+The calls of an IK iteration (all in :mod:`kinetree.collision._kernels`, allocation-free;
+the tables come from :meth:`kinetree.collision.CollisionModel.tables`, once per problem)::
+
+    fk_nodes(q, fdata, idata, tables.nodes, W)            # W (n_nodes, 3, 4)
+    pair_distances(W, tables.spheres, tables.links, tables.obstacles,
+                   tables.obstacle_data, tables.pairs, cutoff, C, out)
+    # C (n_spheres, 4) scratch; out (n_pairs, OUT_SIZE); rows beyond cutoff: OUT_EXACT 0
+    distance_gradient(fdata, idata, W, out[p], J, grad)   # J (6, nv) scratch, grad (nv,)
+    # keep pair p at least margin apart: grad . dv >= margin - out[p, OUT_DISTANCE]
+
+``min_distance`` (the closest pair only, pruned by the best so far) is what
+``model.distance`` runs per configuration (``distance_rows`` over a batch).
 """
 
 from __future__ import annotations

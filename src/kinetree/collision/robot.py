@@ -305,14 +305,18 @@ def find_disabled_pairs(
     *,
     spheres: RobotSpheres | None = None,
     never: bool = True,
+    default: bool = False,
 ) -> Pairs:
     """Link pairs to skip in self-collision checks, found the way robot set-up tools do:
     ``"Adjacent"`` (joined in the tree), ``"Always"`` (in contact at every one of
     ``samples`` random configurations within the limits) and, with ``never``,
     ``"Never"`` (in contact at none of them; a rare collision can hide from the samples,
-    so more samples are safer). Contact is judged on the spheres (``spheres``, default
-    :func:`robot_spheres` of the model), which hold the exact geometry: a pair never in
-    contact on the spheres never was on the meshes at those samples either.
+    so more samples are safer) and, with ``default``, ``"Default"`` (in contact at
+    ``model.neutral()``, which MoveIt's set-up assistant also skips; on the spheres this
+    drops pairs that are merely close there). Contact is judged on the spheres
+    (``spheres``, default :func:`robot_spheres` of the model), which hold the exact
+    geometry: a pair never in contact on the spheres never was on the meshes at those
+    samples either.
     """
     n = int(check_positive(samples, "samples"))
     sp = spheres if spheres is not None else robot_spheres(model)
@@ -325,8 +329,11 @@ def find_disabled_pairs(
     Q = model.random_configuration(n, rng=rng)
     rows, names = cm.pair_distances(Q, (), True, cutoff=0.0)
     touching = rows[..., OUT_DISTANCE] < 0.0  # (n, pairs)
+    at_neutral, _ = cm.pair_distances(model.neutral(), (), True, cutoff=0.0)
     for k, (a, b) in enumerate(names):
-        if np.all(touching[:, k]):
+        if default and at_neutral[k, OUT_DISTANCE] < 0.0:
+            out[pair_key(a, b)] = "Default"
+        elif np.all(touching[:, k]):
             out[pair_key(a, b)] = "Always"
         elif never and not np.any(touching[:, k]):
             out[pair_key(a, b)] = "Never"
