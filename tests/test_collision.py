@@ -19,6 +19,12 @@ from kinetree.collision import _kernels, layout
 from kinetree.collision.spheres import robot_spheres, shape_spheres
 
 
+@pytest.fixture(autouse=True)
+def _sphere_cache(tmp_path_factory, monkeypatch):
+    """Fitted spheres go to a temporary folder, not the user's cache."""
+    monkeypatch.setenv("KINETREE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kt-cache"))
+
+
 def _pose(seed: int) -> np.ndarray:
     gen = np.random.default_rng(seed)
     T = np.eye(4)
