@@ -1,5 +1,10 @@
 """The kinematic tree as immutable arrays.
 
+Long because it is the one object every layer queries: the node and coordinate arrays,
+the maps between coordinates (``nq``) and motions (``nv``) that quaternion joints need,
+configurations (sampling, limits, integration on the manifold), and thin delegations
+to kinematics, IK and collision.
+
 A :class:`Model` is a tree of *nodes* in topological order (every parent before
 its children). Each node is a link frame: its world pose is
 
