@@ -1038,6 +1038,7 @@ ALL = (
     "humanoid",
     "batch",
     "fk",
+    "collision",
 )
 
 
@@ -1066,6 +1067,14 @@ def run_all(cfg: Config) -> list[Table]:
             tables.append(batch_scenario(cfg))
         elif key == "fk":
             tables.append(fk_scenario(cfg))
+        elif key == "collision":
+            import collision
+
+            rows, notes = collision.measure(cfg.log)
+            intro = [
+                "`model.distance` and `model.in_collision` over a batch (benchmarks/collision.py)."
+            ]
+            tables.append(Table("collision", collision.TITLE, collision.HEADER, rows, intro, notes))
         else:
             raise SystemExit(f"unknown scenario {key!r}; choose from: {', '.join(ALL)}")
         if len(tables) > start:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _compile as _compile  # first: it clears a stale kernel cache
 from . import anim as anim
+from . import collision as collision
 from . import data as data
 from . import kinematics as kinematics
 from . import models as models
@@ -18,6 +19,13 @@ from . import spatial as spatial
 from ._compile import warmup as warmup
 from .anim.robot_retarget import retarget_robot as retarget
 from .builder import ModelBuilder as ModelBuilder
+from .collision import Box as Box
+from .collision import Capsule as Capsule
+from .collision import Cylinder as Cylinder
+from .collision import HalfSpace as HalfSpace
+from .collision import PointCloud as PointCloud
+from .collision import Sphere as Sphere
+from .collision import TriangleMesh as TriangleMesh
 from .errors import FileFormatError as FileFormatError
 from .errors import InvalidValueError as InvalidValueError
 from .errors import KinetreeError as KinetreeError
@@ -43,8 +51,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BVHClip",
+    "Box",
+    "Capsule",
+    "Cylinder",
     "Direction",
     "FileFormatError",
+    "HalfSpace",
     "IKOptions",
     "IKResult",
     "InvalidValueError",
@@ -55,12 +67,16 @@ __all__ = [
     "ModelStructureError",
     "NotRigidError",
     "Orientation",
+    "PointCloud",
     "Pose",
     "Position",
     "ShapeError",
+    "Sphere",
+    "TriangleMesh",
     "UnknownNameError",
     "UnsupportedError",
     "anim",
+    "collision",
     "data",
     "kinematics",
     "load",

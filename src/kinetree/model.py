@@ -1,5 +1,10 @@
 """The kinematic tree as immutable arrays.
 
+Long because it is the one object every layer queries: the node and coordinate arrays,
+the maps between coordinates (``nq``) and motions (``nv``) that quaternion joints need,
+configurations (sampling, limits, integration on the manifold), and thin delegations
+to kinematics, IK and collision.
+
 A :class:`Model` is a tree of *nodes* in topological order (every parent before
 its children). Each node is a link frame: its world pose is
 
@@ -650,3 +655,23 @@ class Model:
             qn = changes.get("q_neutral", self.q_neutral)
             changes["q_neutral"] = np.clip(qn, lim[:, 0], lim[:, 1])
         return dataclasses.replace(self, **changes)
+
+    # --- collision (thin delegation; the work is in kinetree.collision) ----------------
+
+    def distance(self, q: ArrayLike, obstacles: Any = (), self_collision: bool = True,
+                 **options: Any) -> Any:  # fmt: skip
+        """Signed minimum distance [m] between the robot and ``obstacles`` (and between its
+        own links with ``self_collision``) at ``q`` (..., nq), with the closest pair: a
+        :class:`kinetree.collision.DistanceResult`. ``options``: ``ignore`` (pairs of
+        names to skip), and the arguments of :func:`kinetree.collision.collision_model`."""
+        from .collision.robot import distance_query
+
+        return distance_query(self, q, obstacles, self_collision, options, None)
+
+    def in_collision(self, q: ArrayLike, obstacles: Any = (), self_collision: bool = True,
+                     margin: float = 0.0, **options: Any) -> Any:  # fmt: skip
+        """Whether the robot is within ``margin`` [m] of ``obstacles`` or (with
+        ``self_collision``) of itself at ``q``: a bool, or a bool array over the batch."""
+        from .collision.robot import distance_query
+
+        return distance_query(self, q, obstacles, self_collision, options, margin)

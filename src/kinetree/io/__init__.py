@@ -50,6 +50,7 @@ def load(
     | Sequence[str | os.PathLike[str]]
     | None = None,
     floating_base: bool = False,
+    srdf: str | os.PathLike[str] | None = None,
 ) -> Model:
     """A built-in model by name (see ``kinetree.models.available()``) or a file.
 
@@ -64,6 +65,10 @@ def load(
     ``"root_joint"`` of type ``"free"`` from a new root link ``"world"`` (see
     :func:`load_urdf`); other models raise :class:`~kinetree.errors.UnsupportedError`.
 
+    ``srdf``: an SRDF file whose ``<disable_collisions>`` pairs the model's
+    self-collision checks skip (:mod:`kinetree.io.srdf`; an unknown link raises
+    :class:`~kinetree.errors.UnknownNameError` naming it).
+
     Raises :class:`~kinetree.errors.InvalidValueError` for an argument that is
     neither a ``str`` nor an ``os.PathLike`` (None, bytes, a number),
     :class:`~kinetree.errors.UnknownNameError` for an unknown name,
@@ -72,6 +77,13 @@ def load(
     ``mujoco`` installed, and :class:`~kinetree.errors.FileFormatError` for a missing or
     malformed file.
     """
+    if srdf is not None:
+        from .srdf import read_srdf, with_disabled_pairs
+
+        model = load(
+            name_or_path, args=args, package_dirs=package_dirs, floating_base=floating_base
+        )
+        return with_disabled_pairs(model, read_srdf(srdf, model))
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():

@@ -1,0 +1,286 @@
+"""Obstacles: the shapes of the world the robot must keep clear of.
+
+Each obstacle is fixed in the world frame; lengths in metres. The solid shapes
+(:class:`Sphere`, :class:`Box`, :class:`Capsule`, :class:`Cylinder`, :class:`HalfSpace`)
+have signed distances: negative inside. A :class:`PointCloud` is a set of balls of one
+radius (0: points); a :class:`TriangleMesh` is a surface (its distance is to the nearest
+triangle, so a robot sphere wholly inside a closed mesh is not seen as penetrating: use
+solid shapes for things the robot could be inside of).
+
+These are the world's shapes; :mod:`kinetree.geometry` holds the shapes attached to a
+model's frames. :func:`as_obstacle` turns one of those (posed in the world by its
+``origin``) into an obstacle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .. import geometry as geo
+from .._validate import as_array, check_rigid
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from .layout import ObstacleType
+
+__all__ = [
+    "Box",
+    "Capsule",
+    "Cylinder",
+    "HalfSpace",
+    "Obstacle",
+    "PointCloud",
+    "Sphere",
+    "TriangleMesh",
+    "as_obstacle",
+    "obstacle_rows",
+]
+
+Row = tuple[int, np.ndarray, np.ndarray, float, "np.ndarray | None"]
+
+
+def _length(value: Any, what: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what} must be a number [m], got {value!r}") from None
+    if not (np.isfinite(v) and v >= 0.0):
+        raise InvalidValueError(f"{what} must be finite and >= 0 [m], got {value!r}")
+    return v
+
+
+def _pose(pose: Any, what: str) -> np.ndarray:
+    T = np.eye(4) if pose is None else as_array(pose, f"{what} pose", (4, 4))
+    if T.shape != (4, 4):
+        raise ShapeError(f"{what} pose must be one 4x4 matrix, got shape {T.shape}")
+    check_rigid(T, f"{what} pose")
+    T = np.array(T)
+    T.setflags(write=False)
+    return T
+
+
+def _vector(value: Any, what: str) -> np.ndarray:
+    v = as_array(value, what, (3,))
+    if v.shape != (3,):
+        raise ShapeError(f"{what} must be 3 numbers, got shape {v.shape}")
+    v = np.array(v)
+    v.setflags(write=False)
+    return v
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Obstacle:
+    """A shape fixed in the world; ``name`` shows in distance results (default: its type
+    and index in the obstacle list)."""
+
+    name: str | None = None
+
+    def row(self) -> Row:
+        """``(type, pose 4x4, half extents, radius, data rows or None)`` for
+        :func:`kinetree.collision.layout.pack_obstacle_rows`."""
+        raise NotImplementedError  # every subclass defines it
+
+
+@dataclass(frozen=True, eq=False)
+class Sphere(Obstacle):
+    """A ball of ``radius`` [m] centred at ``center`` (world, [m])."""
+
+    radius: float = 0.0
+    center: Any = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "radius", _length(self.radius, "Sphere radius"))
+        object.__setattr__(self, "center", _vector(self.center, "Sphere center"))
+
+    def row(self) -> Row:
+        T = np.eye(4)
+        T[:3, 3] = self.center
+        return int(ObstacleType.SPHERE), T, np.zeros(3), self.radius, None
+
+
+@dataclass(frozen=True, eq=False)
+class Box(Obstacle):
+    """A box of edge lengths ``size`` = (x, y, z) [m] centred on its world ``pose`` (4x4)."""
+
+    size: Any = (0.0, 0.0, 0.0)
+    pose: Any = None
+
+    def __post_init__(self) -> None:
+        size = np.asarray(self.size, dtype=object).reshape(-1)
+        if size.shape != (3,):
+            raise ShapeError(f"Box size must be 3 edge lengths [m], got {self.size!r}")
+        object.__setattr__(self, "size", tuple(_length(s, "Box size") for s in size))
+        object.__setattr__(self, "pose", _pose(self.pose, "Box"))
+
+    def row(self) -> Row:
+        return int(ObstacleType.BOX), self.pose, 0.5 * np.array(self.size), 0.0, None
+
+
+@dataclass(frozen=True, eq=False)
+class Capsule(Obstacle):
+    """A segment of ``length`` [m] along the z axis of ``pose``, centred on it, swept by a
+    ball of ``radius`` [m] (total extent ``length + 2 radius``, as
+    :class:`kinetree.geometry.Capsule`)."""
+
+    radius: float = 0.0
+    length: float = 0.0
+    pose: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "radius", _length(self.radius, "Capsule radius"))
+        object.__setattr__(self, "length", _length(self.length, "Capsule length"))
+        object.__setattr__(self, "pose", _pose(self.pose, "Capsule"))
+
+    def row(self) -> Row:
+        half = np.array([0.0, 0.0, 0.5 * self.length])
+        return int(ObstacleType.CAPSULE), self.pose, half, self.radius, None
+
+
+@dataclass(frozen=True, eq=False)
+class Cylinder(Obstacle):
+    """A solid cylinder of ``radius`` and ``length`` [m] along the z axis of ``pose``, centred."""
+
+    radius: float = 0.0
+    length: float = 0.0
+    pose: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "radius", _length(self.radius, "Cylinder radius"))
+        object.__setattr__(self, "length", _length(self.length, "Cylinder length"))
+        object.__setattr__(self, "pose", _pose(self.pose, "Cylinder"))
+
+    def row(self) -> Row:
+        half = np.array([0.0, 0.0, 0.5 * self.length])
+        return int(ObstacleType.CYLINDER), self.pose, half, self.radius, None
+
+
+@dataclass(frozen=True, eq=False)
+class HalfSpace(Obstacle):
+    """Everything on the far side of a plane: the solid ``normal . x <= offset`` (world,
+    ``normal`` a direction, normalised here; ``offset`` [m]). The floor under a robot is
+    ``HalfSpace(normal=(0, 0, 1), offset=0)``."""
+
+    normal: Any = (0.0, 0.0, 1.0)
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        n = _vector(self.normal, "HalfSpace normal")
+        norm = float(np.linalg.norm(n))
+        if norm < 1e-12:
+            raise InvalidValueError(f"HalfSpace normal must be nonzero, got {n.tolist()}")
+        n = n / norm
+        n.setflags(write=False)
+        object.__setattr__(self, "normal", n)
+        off = float(as_array(self.offset, "HalfSpace offset"))
+        object.__setattr__(self, "offset", off)
+
+    def row(self) -> Row:
+        n = np.asarray(self.normal)
+        # A rotation taking z to n: any frame whose third column is n.
+        helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        x = np.cross(helper, n)
+        x /= np.linalg.norm(x)
+        T = np.eye(4)
+        T[:3, 0], T[:3, 1], T[:3, 2] = x, np.cross(n, x), n
+        T[:3, 3] = self.offset * n
+        return int(ObstacleType.HALFSPACE), T, np.zeros(3), 0.0, None
+
+
+@dataclass(frozen=True, eq=False)
+class PointCloud(Obstacle):
+    """Points ``(n, 3)`` in the world [m], each a ball of ``radius`` [m] (0: bare points).
+
+    Distances loop over every point (compiled, brute force): a cloud of 10,000 points
+    costs about 10,000 point distances per robot sphere near it.
+    """
+
+    points: Any = field(default_factory=lambda: np.zeros((0, 3)))
+    radius: float = 0.0
+
+    def __post_init__(self) -> None:
+        pts = as_array(self.points, "PointCloud points", (3,))
+        if pts.ndim != 2 or pts.shape[0] == 0:
+            raise ShapeError(f"PointCloud points must have shape (n, 3), n >= 1, got {pts.shape}")
+        pts = np.array(pts)
+        pts.setflags(write=False)
+        object.__setattr__(self, "points", pts)
+        object.__setattr__(self, "radius", _length(self.radius, "PointCloud radius"))
+
+    def row(self) -> Row:
+        return int(ObstacleType.POINTS), np.eye(4), np.zeros(3), self.radius, self.points
+
+
+@dataclass(frozen=True, eq=False)
+class TriangleMesh(Obstacle):
+    """A triangle surface: ``vertices`` (n, 3) [m] in the frame ``pose`` (4x4, world) and
+    ``faces`` (m, 3) vertex indices. Brute force over the triangles, like :class:`PointCloud`."""
+
+    vertices: Any = field(default_factory=lambda: np.zeros((0, 3)))
+    faces: Any = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    pose: Any = None
+
+    def __post_init__(self) -> None:
+        v = as_array(self.vertices, "TriangleMesh vertices", (3,))
+        if v.ndim != 2:
+            raise ShapeError(f"TriangleMesh vertices must have shape (n, 3), got {v.shape}")
+        f = np.asarray(self.faces)
+        if f.ndim != 2 or f.shape[1:] != (3,) or f.shape[0] == 0:
+            raise ShapeError(f"TriangleMesh faces must have shape (m, 3), m >= 1, got {f.shape}")
+        if not np.issubdtype(f.dtype, np.integer) or f.min() < 0 or f.max() >= len(v):
+            raise InvalidValueError(
+                f"TriangleMesh faces must be vertex indices in [0, {len(v) - 1}]"
+            )
+        v, f = np.array(v), np.array(f, dtype=np.int64)
+        for a in (v, f):
+            a.setflags(write=False)
+        object.__setattr__(self, "vertices", v)
+        object.__setattr__(self, "faces", f)
+        object.__setattr__(self, "pose", _pose(self.pose, "TriangleMesh"))
+
+    def row(self) -> Row:
+        corners = self.vertices[self.faces].reshape(-1, 3)
+        return int(ObstacleType.MESH), self.pose, np.zeros(3), 0.0, corners
+
+
+def as_obstacle(shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None) -> Obstacle:
+    """``shape`` as an obstacle: an :class:`Obstacle` as it is, or a
+    :mod:`kinetree.geometry` shape placed at ``pose @ shape.origin`` (``pose`` default:
+    the identity; a mesh needs its vertices loaded)."""
+    if isinstance(shape, Obstacle):
+        return shape
+    if not isinstance(shape, geo.Geometry):
+        raise UnsupportedError(
+            f"an obstacle must be a kinetree.Box, Sphere, Capsule, Cylinder, HalfSpace, "
+            f"PointCloud, TriangleMesh or a kinetree.geometry shape, got {type(shape).__name__}"
+        )
+    T = shape.origin if pose is None else _pose(pose, type(shape).__name__) @ shape.origin
+    name = shape.name
+    if isinstance(shape, geo.Box):
+        return Box(shape.size, T, name=name)
+    if isinstance(shape, geo.Sphere):
+        return Sphere(shape.radius, T[:3, 3], name=name)
+    if isinstance(shape, geo.Capsule):
+        return Capsule(shape.radius, shape.length, T, name=name)
+    if isinstance(shape, geo.Cylinder):
+        return Cylinder(shape.radius, shape.length, T, name=name)
+    if isinstance(shape, geo.Mesh) and shape.vertices is not None and shape.faces is not None:
+        return TriangleMesh(shape.vertices, shape.faces, T, name=name)
+    raise UnsupportedError(f"mesh {getattr(shape, 'path', '')!r} has no vertices loaded")
+
+
+def obstacle_rows(
+    obstacles: Iterable[Obstacle | geo.Geometry] | Obstacle | geo.Geometry,
+) -> tuple[list[Row], list[str]]:
+    """The rows and display names of ``obstacles`` (a list, or one obstacle)."""
+    if isinstance(obstacles, (Obstacle, geo.Geometry)):
+        obstacles = [obstacles]
+    rows: list[Row] = []
+    names: list[str] = []
+    for i, ob in enumerate(obstacles):
+        o = as_obstacle(ob)
+        rows.append(o.row())
+        names.append(o.name if o.name else f"{type(o).__name__.lower()}{i}")
+    return rows, names
