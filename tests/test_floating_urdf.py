@@ -291,9 +291,9 @@ def test_floating_base_on_a_file_that_has_a_root_joint_is_refused() -> None:
         load_urdf(text, floating_base=True)
 
 
-def test_floating_base_on_a_built_in_model_bvh_or_mjcf_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedError, match="built-in model 'panda'"):
-        kinetree.load("panda", floating_base=True)
+def test_floating_base_on_bvh_or_mjcf_is_refused(tmp_path: Path) -> None:
+    # Built-in models take it (Model.with_floating_base, tests/test_with_floating_base.py).
+    assert kinetree.load("panda", floating_base=True).nq == kinetree.load("panda").nq + 7
     bvh = Path(__file__).parent / "data" / "bvh" / "bvh_test1.bvh"
     with pytest.raises(UnsupportedError, match="BVH file"):
         kinetree.load(bvh, floating_base=True)

@@ -620,6 +620,58 @@ class Model:
 
     # --- derived models --------------------------------------------------------------
 
+    def with_floating_base(self, joint: str = "root_joint", root: str = "world") -> Model:
+        """This model with a free base: a new root frame ``root`` (the world, at the
+        identity) and a free joint ``joint`` (7 coordinates ``{joint}_x, _y, _z, _qw,
+        _qx, _qy, _qz``, first in ``q``) to the old root, placed where the old root was
+        at the neutral base pose. A fixed-root robot then moves as a whole: whole-body
+        IK, retargeting. Raises :class:`~kinetree.errors.InvalidValueError` when the
+        names are taken."""
+        import dataclasses
+
+        if root in self.node_names or joint in self.joint_groups or joint in self._dof_of:
+            raise InvalidValueError(
+                f"with_floating_base: {root!r} or {joint!r} is already a frame or joint of "
+                f"{self.name!r}; pass other names (root=..., joint=...)"
+            )
+        names = (root, f"{self.node_names[0]}#{joint}_x", f"{self.node_names[0]}#{joint}_y",
+                 f"{self.node_names[0]}#{joint}_z")  # fmt: skip
+        parent = np.concatenate([[-1, 0, 1, 2], np.where(self.parent >= 0, self.parent + 4, 3)])
+        eye = np.eye(4)[None]
+        # The x slide carries the old root's placement; the slides and the ball sit on it.
+        origin = np.concatenate([eye, self.origin[:1], eye, eye, eye, self.origin[1:]])
+        axis = np.concatenate([[[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1]], self.axis])
+        jtype = self.joint_type.copy()
+        jtype[0] = JointType.BALL
+        joint_type = np.concatenate([[0, 2, 2, 2], jtype])
+        q_index = np.concatenate([[-1, 0, 1, 2], np.where(self.q_index >= 0, self.q_index + 7, -1)])
+        q_index[4] = 3
+        coords = tuple(f"{joint}_{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz"))
+        lim = np.concatenate([[[-np.inf, np.inf]] * 3 + [[-1.0, 1.0]] * 4, self.limits])
+        node_joint = ("", joint, joint, joint, joint, *self.node_joint[1:])
+        return dataclasses.replace(
+            self,
+            node_names=(*names, *self.node_names),
+            parent=parent.astype(np.int64),
+            origin=origin,
+            axis=axis.astype(np.float64),
+            joint_type=joint_type.astype(np.int64),
+            q_index=q_index.astype(np.int64),
+            q_scale=np.concatenate([np.ones(4), self.q_scale]),
+            q_offset=np.concatenate([np.zeros(4), self.q_offset]),
+            hidden=np.concatenate([[False, True, True, True], self.hidden]),
+            node_joint=node_joint,
+            joint_names=coords + self.joint_names,
+            limits=lim,
+            continuous=np.concatenate([np.zeros(7, dtype=bool), self.continuous]),
+            q_neutral=np.concatenate([[0, 0, 0, 1.0, 0, 0, 0], self.q_neutral]),
+            joint_groups={joint: coords, **self.joint_groups},
+            couplings=tuple(
+                (j + 7, s_ + 7 if s_ >= 0 else -1, m, o) for j, s_, m, o in self.couplings
+            ),
+            metadata={**self.metadata, "floating_base": joint},
+        )
+
     def with_options(
         self,
         *,

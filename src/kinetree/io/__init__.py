@@ -61,9 +61,10 @@ def load(
     folders, or a mapping package name -> folder (see :func:`load_urdf`).
     MJCF (MuJoCo XML, ``.xml`` or ``.mjcf``) is compiled by MuJoCo (the ``mjcf`` extra;
     see :func:`kinetree.io.mjcf.load_mjcf`).
-    ``floating_base=True`` (URDF and xacro files) gives the robot a free base: a joint
-    ``"root_joint"`` of type ``"free"`` from a new root link ``"world"`` (see
-    :func:`load_urdf`); other models raise :class:`~kinetree.errors.UnsupportedError`.
+    ``floating_base=True`` (URDF and xacro files, built-in models) gives the robot a
+    free base: a joint ``"root_joint"`` of type ``"free"`` from a new root link
+    ``"world"`` (see :func:`load_urdf`, :meth:`Model.with_floating_base`); BVH and MJCF
+    raise :class:`~kinetree.errors.UnsupportedError`.
 
     ``srdf``: an SRDF file whose ``<disable_collisions>`` pairs the model's
     self-collision checks skip (:mod:`kinetree.io.srdf`; an unknown link raises
@@ -87,9 +88,8 @@ def load(
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
-        if floating_base:
-            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the built-in model {name_or_path!r}"))
-        return models.get(name_or_path)
+        built = models.get(name_or_path)
+        return built.with_floating_base() if floating_base else built
     p = as_path(
         name_or_path,
         f"load needs a built-in model name ({', '.join(models.available())}) or the path "
@@ -145,8 +145,8 @@ def load(
 
 _NO_FLOATING_BASE = (
     "floating_base=True is for URDF and xacro files; {} cannot take it (an MJCF body "
-    "moves freely by its own <freejoint>, a BVH skeleton's root already does; for a "
-    "built-in arm, load its URDF file)"
+    "moves freely by its own <freejoint>, a BVH skeleton's root already does; any other "
+    "model: model.with_floating_base())"
 )
 
 
