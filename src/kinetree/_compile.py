@@ -9,6 +9,7 @@ a first call has not returned within a second, and :func:`warmup` (also
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 import threading
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compiled", "fresh_cache", "notice", "variant", "warmup"]
+__all__ = ["compiled", "fresh_cache", "kernel_digest", "notice", "variant", "warmup"]
 
 _SEEN: set[int] = set()
 _PRINTED = False
@@ -35,7 +36,11 @@ def _kernel_sources(package: Path) -> list[Path]:
     return files
 
 
-def _digest(package: Path) -> str:
+@functools.cache
+def kernel_digest() -> str:
+    """A short digest of every kernel source file (read once per process): the stamp of
+    :func:`fresh_cache`, and part of the IK drivers' names."""
+    package = Path(__file__).resolve().parent
     h = hashlib.sha1()
     for f in _kernel_sources(package):
         h.update(f.relative_to(package).as_posix().encode())
@@ -63,7 +68,7 @@ def fresh_cache() -> None:
     else:
         root = package
     stamp = root / "__pycache__" / "kinetree-sources.digest"
-    digest = _digest(package)
+    digest = kernel_digest()
     try:
         if stamp.read_text() == digest:
             return

@@ -304,36 +304,21 @@ class Model:
         """``(nv,)``: the coordinate each DoF moves one-to-one, or -1 for the three
         angular DoF of a quaternion joint."""
         out = np.full(self.nv, -1, dtype=np.int64)
-        v = 0
-        quat = self.quaternion_mask
-        k = 0
-        while k < self.nq:
-            if quat[k]:
-                v += 3
-                k += 4
-                continue
-            out[v] = k
-            v += 1
-            k += 1
+        plain = np.nonzero(~self.quaternion_mask)[0]
+        out[self.q_v[plain]] = plain
         return _frozen(out)
 
     @cached_property
     def q_v(self) -> np.ndarray:
         """``(nq,)``: the DoF of each coordinate; for the four coordinates of a
         quaternion, the first of its three angular DoF."""
-        out = np.empty(self.nq, dtype=np.int64)
-        v = 0
-        quat = self.quaternion_mask
-        k = 0
-        while k < self.nq:
-            if quat[k]:
-                out[k : k + 4] = v
-                v += 3
-                k += 4
-                continue
-            out[k] = v
-            v += 1
-            k += 1
+        # DoF each coordinate opens: one for a plain coordinate, three at a quaternion's qw.
+        opens = (~self.quaternion_mask).astype(np.int64)
+        starts = self.q_index[self.ball_nodes]
+        opens[starts] = 3
+        out = np.cumsum(opens) - opens
+        for s_ in starts.tolist():
+            out[s_ + 1 : s_ + 4] = out[s_]
         return _frozen(out)
 
     @cached_property
@@ -349,18 +334,11 @@ class Model:
     def v_names(self) -> tuple[str, ...]:
         """Names of the DoF (Jacobian columns): a coordinate's name, and for the angular
         DoF of a quaternion joint ``{joint}_wx``, ``_wy``, ``_wz``."""
-        names: list[str] = []
-        quat = self.quaternion_mask
-        k = 0
-        while k < self.nq:
-            if quat[k]:
-                base = self.joint_names[k]
-                base = base[:-3] if base.endswith("_qw") else base
-                names += [f"{base}_wx", f"{base}_wy", f"{base}_wz"]
-                k += 4
-                continue
-            names.append(self.joint_names[k])
-            k += 1
+        names = [self.joint_names[k] if k >= 0 else "" for k in self.v_q.tolist()]
+        for node in self.ball_nodes:
+            base = self.joint_names[self.q_index[node]].removesuffix("_qw")
+            v = int(self.v_index[node])
+            names[v : v + 3] = [f"{base}_wx", f"{base}_wy", f"{base}_wz"]
         return tuple(names)
 
     def q_slice(self, joint: str) -> slice:

@@ -15,14 +15,12 @@ Its arguments are always C-contiguous float64/int64 arrays of fixed writability 
 from __future__ import annotations
 
 import functools
-import hashlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from .._compile import variant
+from .._compile import kernel_digest, variant
 from . import _loop, _steps
 
 #: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
@@ -48,30 +46,11 @@ solve_range = _loop.solve_range  # bound per driver
 
 
 @functools.cache
-def sources_digest() -> str:
-    """A short digest of every kernel source file a driver compiles in. numba's disk
-    cache only notices edits to a function's own file, not to the functions it calls
-    in other files; with the digest in the drivers' names, an edit anywhere in the
-    kernels gives them new cache entries instead of stale machine code."""
-    root = Path(__file__).resolve().parents[1]
-    files = [
-        *sorted(root.glob("ik/_*.py")),
-        root / "ik" / "layout.py",
-        root / "kinematics" / "_kernels.py",
-        root / "kinematics" / "layout.py",
-        root / "spatial" / "_kernels.py",
-    ]
-    h = hashlib.sha1()
-    for f in files:
-        h.update(f.read_bytes())
-    return h.hexdigest()[:10]
-
-
 @functools.cache
 def driver(method: str, swing_twist: bool) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
     ``ccd``), with or without the swing-twist projection."""
-    tag = method + ("_swing_twist" if swing_twist else "") + "_" + sources_digest()
+    tag = method + ("_swing_twist" if swing_twist else "") + "_" + kernel_digest()[:10]
     if method == "ccd":
         update = _steps.ccd_update
     else:

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_positive
-from ..anim.rotations import decompose, decompose_all
+from ..anim.rotations import decompose, decompose_all, pick_nearest
 from ..errors import InvalidValueError, ShapeError
 from ..model import Model
 from ._files import as_path, write_text
@@ -124,9 +124,7 @@ def _unwrapped_angles(R: np.ndarray, axes: np.ndarray) -> np.ndarray:
     both = decompose_all(R, axes)  # (F, 2, 3)
     out[0] = decompose(R[0], axes)
     for f in range(1, R.shape[0]):
-        prev = out[f - 1]
-        cand = both[f] + 2 * np.pi * np.round((prev - both[f]) / (2 * np.pi))
-        out[f] = cand[int(np.argmin(np.abs(cand - prev).sum(axis=1)))]
+        out[f] = pick_nearest(both[f], out[f - 1])
     return out
 
 
