@@ -49,21 +49,6 @@ def quat_rotation(
     )  # fmt: skip
 
 
-@njit(cache=True, inline="always")
-def rotate_block(
-    W: np.ndarray, i: int, R: tuple[float, float, float, float, float, float, float, float, float]
-) -> None:
-    """``W[i, :, :3] <- W[i, :, :3] @ R`` for ``R`` given row-major as nine numbers."""
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
-    for r in range(3):
-        m0 = W[i, r, 0]
-        m1 = W[i, r, 1]
-        m2 = W[i, r, 2]
-        W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
-        W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
-        W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
-
-
 @njit(cache=True)
 def node_transform(
     q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, W: np.ndarray
@@ -122,11 +107,26 @@ def node_transform(
             R20 = z * x * t - y * s
             R21 = z * y * t + x * s
             R22 = c + z * z * t
-            rotate_block(W, i, (R00, R01, R02, R10, R11, R12, R20, R21, R22))
+            for r in range(3):
+                m0 = W[i, r, 0]
+                m1 = W[i, r, 1]
+                m2 = W[i, r, 2]
+                W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
+                W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
+                W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
     elif jt == BALL:
         qi = idata[i, I_Q_INDEX]
         if qi >= 0:
-            rotate_block(W, i, quat_rotation(q[qi], q[qi + 1], q[qi + 2], q[qi + 3]))
+            R00, R01, R02, R10, R11, R12, R20, R21, R22 = quat_rotation(
+                q[qi], q[qi + 1], q[qi + 2], q[qi + 3]
+            )
+            for r in range(3):
+                m0 = W[i, r, 0]
+                m1 = W[i, r, 1]
+                m2 = W[i, r, 2]
+                W[i, r, 0] = m0 * R00 + m1 * R10 + m2 * R20
+                W[i, r, 1] = m0 * R01 + m1 * R11 + m2 * R21
+                W[i, r, 2] = m0 * R02 + m1 * R12 + m2 * R22
     elif jt == PRISMATIC:
         qi = idata[i, I_Q_INDEX]
         off = fdata[i, F_MIMIC_OFFSET]
