@@ -557,7 +557,7 @@ class Model:
         if device != "cpu":
             from .gpu import fk as fk_on
 
-            return fk_on(self, q, frame, device=device)  # type: ignore[no-any-return]
+            return fk_on(self, q, frame, device=device)
         from .kinematics import fk
 
         return fk(self, q, frame)
@@ -583,7 +583,7 @@ class Model:
         if device != "cpu":
             from .gpu import jacobian as jacobian_on
 
-            return jacobian_on(self, q, frame, point, device=device)  # type: ignore[no-any-return]
+            return jacobian_on(self, q, frame, point, device=device)
         from .kinematics import jacobian
 
         return jacobian(self, q, frame, point)
@@ -596,7 +596,7 @@ class Model:
             if options["device"] != "cpu":
                 from .gpu import ik as ik_on
 
-                return ik_on(self, target, frame, **options)  # type: ignore[no-any-return]
+                return ik_on(self, target, frame, **options)
             del options["device"]
         fn: Any = _LAZY.get("solve")
         if fn is None:

@@ -54,7 +54,7 @@ def simulator() -> bool:
     """Whether numba's CUDA simulator stands in for a GPU."""
     from numba import config
 
-    return bool(config.ENABLE_CUDASIM)
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -94,12 +94,11 @@ def _clock() -> Any:
                 return time.monotonic()
 
         else:
-            seconds = cuda.declare_device(
-                "kinetree_gpu_seconds", float64(), link=[cuda.CUSource(CLOCK_SOURCE)]
-            )
+            source: Any = cuda.CUSource(CLOCK_SOURCE)  # type: ignore[attr-defined]
+            seconds = cuda.declare_device("kinetree_gpu_seconds", float64(), link=[source])
 
             def monotonic(buf: np.ndarray) -> float:
-                return seconds()  # type: ignore[no-any-return]
+                return seconds()
 
         clock = _SHARED["clock"] = cuda.jit(device=True, inline="always")(monotonic)
     return clock

@@ -62,7 +62,7 @@ def _model_arrays(cuda: Any, model: Model, node: int) -> tuple[Any, Any, Any]:
         nodes = needed_nodes(model, (node,))
         hit = cache[node] = (cuda.to_device(fdata), cuda.to_device(idata),
                              cuda.to_device(np.ascontiguousarray(nodes)))  # fmt: skip
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def _configurations(cuda: Any, model: Model, q: Any) -> tuple[Any, tuple[int, ...], bool]:
@@ -207,12 +207,12 @@ def ik(
     t0 = time.perf_counter()
     opts = _options(options, kwargs)
     cuda = cuda_runtime()
-    if model.couplings:
-        raise UnsupportedError(
-            f"model {model.name!r} has coupled coordinates (MJCF joint equalities); "
-            "device='cuda' does not write them yet: use the CPU"
-        )
     on_gpu = is_gpu_array(target)
+    if on_gpu and model.couplings:
+        raise UnsupportedError(
+            f"model {model.name!r} has coupled coordinates (MJCF joint equalities), which "
+            "are written on the host: give the targets as a numpy array, or use the CPU"
+        )
     if on_gpu:
         tpl, targets, Q0, batch = _gpu_pose_problem(cuda, model, target, frame, opts, q0)
     else:
@@ -230,7 +230,10 @@ def ik(
     out = _launch(cuda, tpl, targets, Q0, opts)
     if on_gpu:
         return _device_result(cuda, tpl, out, batch, target, t0)
-    return _host_result(tpl, out.copy_to_host(), batch, t0)
+    rows = out.copy_to_host()
+    if model.couplings:
+        apply_couplings(model, rows[:, : model.nq])
+    return _host_result(tpl, rows, batch, t0)
 
 
 def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
@@ -248,11 +251,8 @@ def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) ->
     hist_e = cuda.device_array((0, 2))
     counter = cuda.to_device(np.zeros(1, dtype=np.int64))
     blocks, threads = _grid(cuda, B, IK_THREADS, 16)
-    # The simulator runs the restarts' splitmix64 in numpy scalars, which warn on the
-    # wrap-around that the compiled code does silently.
-    with np.errstate(over="ignore"):
-        kern[blocks, threads](ibuf, fbuf, targets, Q0, opts.draw_seed(), out, hist_q, hist_e,
-                              counter)  # fmt: skip
+    kern[blocks, threads](ibuf, fbuf, targets, Q0, opts.draw_seed(), out, hist_q, hist_e,
+                          counter)  # fmt: skip
     return out
 
 
