@@ -41,6 +41,10 @@ def check_device(device: Any) -> str:
 def cuda_runtime() -> Any:
     """numba's ``cuda`` module, ready to run kernels; a :class:`KinetreeError` that says
     what is missing when it is not (numba-cuda, a driver, a GPU)."""
+    if not hasattr(np, "row_stack"):
+        # numpy 2.5 removed this alias of vstack, which older numba-cuda releases still
+        # call; the alias restores what they expect.
+        vars(np)["row_stack"] = np.vstack
     try:
         from numba import cuda
     except ImportError as exc:  # pragma: no cover - numba without its CUDA target

@@ -156,24 +156,56 @@ def _template_buffers(cuda: Any, tpl: Template) -> tuple[Any, Any]:
     return hit
 
 
-def _gpu_pose_problem(
+_POSE_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
+
+
+def _pose_template(model: Model, frame: str | None, opts: IKOptions) -> Template:
+    """The template of one plain pose target on ``frame``, kept per model and options."""
+    if frame is not None and not isinstance(frame, str):
+        raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
+    cache = _POSE_TEMPLATES.get(model)
+    if cache is None:
+        cache = _POSE_TEMPLATES[model] = {}
+    key = (frame, opts.layout_key())
+    tpl = cache.get(key)
+    if tpl is None:
+        name = frame if frame is not None else model.end_effectors[0]
+        tpl = template(model, (name,), (L.KIND_FRAME,), np.ones((1, 6)), np.zeros((1, 3)),
+                       opts.layout_key())  # fmt: skip
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = tpl
+    return tpl
+
+
+def _is_pose_array(target: Any) -> bool:
+    if is_gpu_array(target):
+        return True
+    return (
+        type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4)
+        and target.size > 0
+    )  # fmt: skip
+
+
+def _pose_problem(
     cuda: Any, model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any
 ) -> tuple[Template, Any, Any, tuple[int, ...]]:
-    """Pose targets already on the GPU: handed to the kernel raw, as the CPU's fast path
-    hands a numpy pose."""
-    P = as_device(cuda, target, "target", (4, 4))
-    batch = tuple(P.shape[:-2]) or (1,)  # a GPU target gives batch-shaped results
+    """Pose batches ``(..., 4, 4)`` go to the kernel raw, as the CPU's fast path hands a
+    numpy pose: GPU arrays in place, numpy arrays in one copy."""
+    if is_gpu_array(target):
+        P = as_device(cuda, target, "target", (4, 4))
+        batch = tuple(P.shape[:-2]) or (1,)  # a GPU target gives batch-shaped results
+    else:
+        host = np.ascontiguousarray(target, dtype=np.float64)
+        batch = host.shape[:-2]
+        P = cuda.to_device(host.reshape(-1, 4, 4))
     B = math.prod(batch)
     if B == 0:
         raise InvalidValueError(f"the batch of target poses is empty (shape {tuple(P.shape)})")
-    if frame is not None and not isinstance(frame, str):
-        raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
-    name = frame if frame is not None else model.end_effectors[0]
-    tpl = template(model, (name,), (L.KIND_FRAME,), np.ones((1, 6)), np.zeros((1, 3)),
-                   opts.layout_key())  # fmt: skip
+    tpl = _pose_template(model, frame, opts)
     nq = model.nq
     if q0 is None:
-        Q0 = cuda.to_device(model.q_neutral.reshape(1, nq).astype(np.float64))
+        Q0 = _neutral(cuda, model)
     elif is_gpu_array(q0):
         Q0 = as_device(cuda, q0, "q0", (nq,))
         if Q0.ndim == 1:
@@ -186,6 +218,17 @@ def _gpu_pose_problem(
         qa = as_q0(model, q0, batch)
         Q0 = cuda.to_device(np.ascontiguousarray(qa, dtype=np.float64).reshape(-1, nq))
     return tpl, P.reshape(B, 4, 4), Q0, batch
+
+
+def _neutral(cuda: Any, model: Model) -> Any:
+    cache = _MODEL_ON_DEVICE.get(model)
+    if cache is None:
+        cache = _MODEL_ON_DEVICE[model] = {}
+    hit = cache.get("neutral")
+    if hit is None:
+        q = np.ascontiguousarray(model.q_neutral, dtype=np.float64).reshape(1, model.nq)
+        hit = cache["neutral"] = cuda.to_device(q)
+    return hit
 
 
 def ik(
@@ -213,8 +256,8 @@ def ik(
             f"model {model.name!r} has coupled coordinates (MJCF joint equalities), which "
             "are written on the host: give the targets as a numpy array, or use the CPU"
         )
-    if on_gpu:
-        tpl, targets, Q0, batch = _gpu_pose_problem(cuda, model, target, frame, opts, q0)
+    if _is_pose_array(target):
+        tpl, targets, Q0, batch = _pose_problem(cuda, model, target, frame, opts, q0)
     else:
         prob = build_problem(model, target, frame, opts, q0)
         tpl, batch = prob.template, prob.batch
