@@ -240,15 +240,16 @@ def compile_only() -> dict[str, Any]:
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
         "ik_dls": (K.ik_kernel("dls", scratch), (I1, A1, A3, A2, int64, A2, A2, A2, I1)),
     }
+    # The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else the PATH's
+    # (an older one refuses a newer PTX version).
     ptxas = shutil.which("ptxas")
-    if ptxas is None:
-        try:
-            import nvidia.cu13 as nv  # the nvidia-cuda-nvcc wheel
+    try:
+        import nvidia.cu13 as nv
 
-            cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
-            ptxas = str(cand) if cand.exists() else None
-        except ImportError:
-            ptxas = None
+        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
+        ptxas = str(cand) if cand.exists() else ptxas
+    except ImportError:
+        pass
     report: dict[str, Any] = {"scratch_floats": scratch}
     for name, (kern, sig) in sigs.items():
         t = time.perf_counter()
@@ -261,10 +262,9 @@ def compile_only() -> dict[str, Any]:
                 # -c: the reshape helpers numba-cuda links at load time stay unresolved here
                 cmd = [ptxas, "-c", "-arch=sm_90", "-v", str(src), "-o", str(Path(d) / "k.o")]
                 r = subprocess.run(cmd, capture_output=True, text=True)
-                lines = [ln.strip() for ln in r.stderr.splitlines()]
-                entry["ptxas"] = [ln for ln in lines if "registers" in ln or "stack frame" in ln][
-                    -2:
-                ]
+                lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines()]
+                keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
+                entry["ptxas"] = keep[-2:] if keep else lines[-3:]
         report[name] = entry
         print(name, json.dumps(entry), flush=True)
     return report
