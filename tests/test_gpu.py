@@ -32,17 +32,24 @@ def cuda():
     """numba's CUDA module in simulator mode (or skip where numba.cuda is already loaded
     for a real GPU in this process)."""
     pytest.importorskip("numba_cuda")
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from kinetree.gpu._translate import simulator
+
+    before = os.environ.get("NUMBA_ENABLE_CUDASIM")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # read when numba.cuda is first imported
     from numba.core import config
 
-    config.reload_config()
-    if "numba.cuda" in sys.modules and not config.ENABLE_CUDASIM:
+    config.reload_config()  # numba (and numba-cuda's config with it) read it at import
+    if "numba.cuda" in sys.modules and not simulator():
         pytest.skip("numba.cuda was imported without the simulator in this process")
     from numba import cuda as numba_cuda
 
-    if not hasattr(numba_cuda, "simulator") and not numba_cuda.is_available():
-        pytest.skip("the CUDA simulator did not load")
-    return numba_cuda
+    assert simulator() and numba_cuda.is_available()
+    yield numba_cuda
+    # numba.cuda stays the simulator in this process; subprocesses need not inherit it.
+    if before is None:
+        del os.environ["NUMBA_ENABLE_CUDASIM"]
+    else:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = before
 
 
 @pytest.fixture(scope="module")

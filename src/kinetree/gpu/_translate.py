@@ -51,10 +51,11 @@ extern "C" __device__ int kinetree_gpu_seconds(double* out) {
 
 
 def simulator() -> bool:
-    """Whether numba's CUDA simulator stands in for a GPU."""
-    from numba import config
+    """Whether numba's CUDA target is its simulator (``NUMBA_ENABLE_CUDASIM=1`` when
+    ``numba.cuda`` was first imported in this process)."""
+    from numba import cuda
 
-    return bool(getattr(config, "ENABLE_CUDASIM", False))
+    return str(getattr(cuda.jit, "__module__", "")).startswith("numba.cuda.simulator")
 
 
 def _global_names(code: types.CodeType) -> set[str]:
