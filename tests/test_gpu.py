@@ -119,15 +119,17 @@ def test_ik_gpu_targets_stay_on_gpu(cuda, panda):
     )
 
 
-def test_ik_position_targets_with_ccd(cuda, panda):
-    """Encoded target rows (not raw poses) and another update rule."""
+@pytest.mark.parametrize("method", ["ccd", "transpose"])
+def test_ik_position_targets_other_rules(cuda, panda, method):
+    """Encoded target rows (not raw poses) and the other update rules that run on the GPU."""
     P = panda.fk(panda.random_configuration(2, rng=4))[:, :3, 3]
     target = kinetree.ik.Position(P)
-    opts = {"method": "ccd", "max_iter": 40, "restarts": 1}
+    opts = {"method": method, "max_iter": 40, "restarts": 1}
     cpu = panda.ik(target, **opts)
     gpu = panda.ik(target, device="cuda", **opts)
     np.testing.assert_allclose(gpu.q, cpu.q, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(gpu.success, cpu.success)
+    np.testing.assert_array_equal(gpu.iterations, cpu.iterations)
     np.testing.assert_allclose(gpu.position_error, cpu.position_error, rtol=0, atol=1e-12)
 
 
