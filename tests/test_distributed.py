@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import kinetree  # noqa: E402
-from kinetree import distributed as kd  # noqa: E402
-from kinetree.errors import InvalidValueError, KinetreeError, ShapeError  # noqa: E402
+import kinetree
+from kinetree import distributed as kd
+from kinetree.errors import InvalidValueError, KinetreeError, ShapeError
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_bad_input(client, panda, poses):
 
 
 def test_address_that_does_not_answer():
-    with pytest.raises(kd.ClusterUnreachableError, match="127.0.0.1:9"):
+    with pytest.raises(kd.ClusterUnreachableError, match=r"127\.0\.0\.1:9"):
         kd.get_client("tcp://127.0.0.1:9", timeout=0.5)
     with pytest.raises(KinetreeError, match="nonsense"):
         kd.get_client("nonsense://x", timeout=0.5)

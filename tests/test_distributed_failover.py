@@ -20,10 +20,10 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import cloudpickle  # noqa: E402  (a dependency of distributed)
+import cloudpickle
 
-import kinetree  # noqa: E402
-from kinetree import distributed as kd  # noqa: E402
+import kinetree
+from kinetree import distributed as kd
 
 # The workers cannot import this test module: send its functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

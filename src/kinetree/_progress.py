@@ -106,7 +106,7 @@ class Progress:
         """The bar's text at time ``now``."""
         done, total = min(self.done, self.total), self.total
         frac = done / total if total else 1.0
-        fill = int(round(frac * _WIDTH))
+        fill = round(frac * _WIDTH)
         elapsed = now - self.start
         text = (
             f"kinetree {self.label}  [{'#' * fill}{'.' * (_WIDTH - fill)}] {frac:4.0%} "

@@ -23,7 +23,7 @@ from ._client import close_local as close_local
 from ._client import get_client as get_client
 from ._client import local_client as local_client
 from ._jobs import chunk_bounds as chunk_bounds
-from ._jobs import map as map  # noqa: A004 - kinetree.distributed.map, on a cluster
+from ._jobs import map as map
 from ._jobs import run_job as run_job
 from ._jobs import shared as shared
 from ._kinematics import FK_CHUNK as FK_CHUNK

@@ -16,6 +16,7 @@ import pickle
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from typing import Any, TypeVar
 
 import numpy as np
@@ -58,22 +59,24 @@ def run_job(
 
     c = get_client(client)
     job = uuid.uuid4().hex[:12]
-    futures = [
-        c.submit(func, *args, key=f"kinetree-{label}-{job}-{i}", pure=False)
-        for i, args in enumerate(chunks)
-    ]
+    # One message submits every chunk; results come back in batches as they finish.
+    futures = c.map(
+        func, *zip(*chunks), key=[f"kinetree-{label}-{job}-{i}" for i in range(len(chunks))],
+        pure=False,
+    ) if chunks else []  # fmt: skip
     slot = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     filled = np.zeros(len(futures), dtype=bool)
     try:
         with progress_bar(int(sum(sizes)), label, show=show_progress) as tick:
-            for fut, value in as_completed(futures, with_results=True):
-                i = slot[fut.key]
-                if filled[i]:  # Dask reports a key once; this keeps exactly-once explicit
-                    continue
-                results[i] = value
-                filled[i] = True
-                tick(int(sizes[i]))
+            for batch in as_completed(futures).batches():
+                for fut, value in zip(batch, c.gather(batch)):
+                    i = slot[fut.key]
+                    if filled[i]:  # Dask reports a key once; this keeps exactly-once explicit
+                        continue
+                    results[i] = value
+                    filled[i] = True
+                    tick(int(sizes[i]))
     finally:
         c.cancel(futures)  # what is done was read; what is not stops (an error above)
     missing = np.flatnonzero(~filled)
@@ -88,7 +91,7 @@ _SHARED: dict[str, Any] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-class shared:  # noqa: N801 - used like a function: shared(model)
+class shared:
     """A picklable handle that gives every task on one worker process the same object.
 
     A model travels inside each task (a few kB: nothing is lost when a worker is), but a
@@ -130,7 +133,7 @@ def _map_chunk(func: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         return [func(x) for x in items]
 
 
-def map(  # noqa: A001 - kinetree.distributed.map, like the builtin but on a cluster
+def map(
     func: Callable[[Any], T],
     items: Sequence[Any],
     client: Any = None,
@@ -158,7 +161,7 @@ def map(  # noqa: A001 - kinetree.distributed.map, like the builtin but on a clu
     """
     items = list(items)
     bounds = chunk_bounds(len(items), chunk_size)
-    chunks = [(func, items[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    chunks = [(func, items[a:b]) for a, b in pairwise(bounds)]
     sizes = np.diff(bounds).tolist()
     parts = run_job(client, _map_chunk, chunks, sizes, label, progress)
     return [r for part in parts for r in part]

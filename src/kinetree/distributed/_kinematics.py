@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ def _blocks(c: Any, a: Any, bounds: np.ndarray) -> list[Any]:
     """The slices ``a[bounds[i]:bounds[i + 1]]``: numpy views, or for a Dask array
     futures of its blocks rechunked to the same bounds (computed on the workers from the
     array's graph, so a lost worker's blocks are recomputed, not lost)."""
-    pairs = zip(bounds[:-1], bounds[1:])
+    pairs = pairwise(bounds)
     if not _is_dask(a):
         return [np.ascontiguousarray(a[i:j]) for i, j in pairs]
     sizes = tuple(int(n) for n in np.diff(bounds))

@@ -242,7 +242,6 @@ def run(
             with notice(kernel):
                 kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
     else:
-
         with notice(kernel), progress(B, "ik") as tick:  # a bar on stderr after 2 s
 
             def part(a: int, b: int) -> None:
