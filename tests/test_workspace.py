@@ -174,3 +174,22 @@ def test_figure(map_2r, tmp_path):
     fig = ws.plot_reachability(map_2r, tmp_path / "fig" / "map.png")
     assert (tmp_path / "fig" / "map.png").stat().st_size > 10_000
     assert len(fig.axes) >= 5
+
+
+def test_cli_reach_map(tmp_path):
+    from typer.testing import CliRunner
+
+    from kinetree.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "maps" / "arm.npz"
+    r = runner.invoke(app, ["reach-map", "planar2r", "-r", "0.3", "-n", "0", "--restarts", "2",
+                            "-o", str(out), "--json"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    m = ws.load(out)
+    assert m.model == "planar2r" and m.resolution == 0.3 and len(m.orientations) == 0
+    assert '"reachable_voxels"' in r.output and np.count_nonzero(m.index) > 10
+    bad = runner.invoke(app, ["reach-map", "planar2r", "-r", "-1", "-o", str(out)])
+    assert bad.exit_code == 2 and "resolution" in bad.output
+    bad = runner.invoke(app, ["reach-map", "planar2r", "-o", str(tmp_path / "m.txt")])
+    assert bad.exit_code == 2 and ".npz" in bad.output

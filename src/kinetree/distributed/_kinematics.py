@@ -46,12 +46,12 @@ def _flat(a: Any, tail: tuple[int, ...], what: str) -> tuple[Any, tuple[int, ...
     if a.ndim < len(tail) + 1 or tuple(a.shape[a.ndim - len(tail) :]) != tail:
         want = ", ".join(("...", *map(str, tail)))
         raise ShapeError(f"{what} must have shape ({want}), got {tuple(a.shape)}")
+    if any(not math.isfinite(n) for n in a.shape):
+        raise ShapeError(f"{what} has unknown chunk sizes; call .compute_chunk_sizes() first")
     batch = tuple(int(n) for n in a.shape[: a.ndim - len(tail)])
     B = math.prod(batch)
     if B == 0:
         raise InvalidValueError(f"{what} is an empty batch (shape {tuple(a.shape)})")
-    if any(not math.isfinite(n) for n in a.shape):
-        raise ShapeError(f"{what} has unknown chunk sizes; call .compute_chunk_sizes() first")
     return a.reshape((B, *tail)), batch
 
 

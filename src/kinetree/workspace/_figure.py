@@ -30,7 +30,8 @@ def plot_reachability(
 ) -> Figure:
     """Slices of the reachability index through the sphere's centre (x-z, y-z, x-y), the
     best manipulability on the x-z slice, and a 3D scatter of the voxels with a non-zero
-    index (at most ``max_points``, thinned evenly), coloured by index. Saved to ``path``
+    index in the half y <= centre (at most ``max_points``, thinned evenly), coloured by
+    index. Saved to ``path``
     when given (folders created)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -67,8 +68,10 @@ def plot_reachability(
     ax.set_ylabel("z [m]")
     fig.colorbar(mim, ax=ax, shrink=0.8, label="sqrt(det(J J^T))")
     ax3 = fig.add_subplot(2, 3, (5, 6), projection="3d")
-    pts = rmap.centers()[rmap.index > 0]
-    val = rmap.index[rmap.index > 0]
+    # Cut away the half y > centre, so the inside of the reach shows.
+    shown = (rmap.index > 0) & (rmap.centers()[..., 1] <= rmap.center[1] + 1e-9)
+    pts = rmap.centers()[shown]
+    val = rmap.index[shown]
     if len(pts) > max_points:
         keep = np.linspace(0, len(pts) - 1, max_points).astype(np.int64)
         pts, val = pts[keep], val[keep]
@@ -80,10 +83,11 @@ def plot_reachability(
     for d, setter in enumerate((ax3.set_xlim, ax3.set_ylim, ax3.set_zlim)):
         setter(rmap.center[d] - r, rmap.center[d] + r)
     ax3.set_box_aspect((1, 1, 1))
+    ax3.view_init(elev=20, azim=70)  # looking at the cut face
     ax3.set_xlabel("x [m]")
     ax3.set_ylabel("y [m]")
     ax3.set_zlabel("z [m]")
-    ax3.set_title("voxels with index > 0")
+    ax3.set_title(f"voxels with index > 0, cut at y = {rmap.center[1]:.3f} m")
     fig.suptitle(title if title is not None else rmap.summary(), fontsize=10)
     if path is not None:
         from ..viz import save_figure
