@@ -180,9 +180,10 @@ def progress_cost(args: argparse.Namespace) -> None:
         bar.tick(64)
     per_tick = (time.perf_counter() - t) / k
     chunks = n // 64
+    cost = chunks * per_tick
     print(f"One tick (lock, count, clock, a redraw at most 10 times a second): "
           f"{1e6 * per_tick:.2f} us; the batch above ticks {chunks:,} times (chunks of 64): "
-          f"{1e3 * chunks * per_tick:.1f} ms, {100 * chunks * per_tick / a:.3f} % of its time.")  # fmt: skip
+          f"{1e3 * cost:.1f} ms, {100 * cost / a:.3f} % of its time.")  # fmt: skip
 
 
 def reach_map(args: argparse.Namespace) -> None:
