@@ -67,9 +67,10 @@ def _blocks(c: Any, a: Any, bounds: np.ndarray) -> list[Any]:
     return list(c.compute(list(rechunked.to_delayed().ravel())))
 
 
-def _fk_chunk(model: shared, q: np.ndarray, frame: str | None) -> np.ndarray:
+def _fk_chunk(model: shared, q: np.ndarray, frame: str | None, device: str | None) -> np.ndarray:
+    extra = {} if device is None else {"device": device}
     with silenced():
-        return model.get().fk(np.asarray(q), frame)
+        return np.asarray(model.get().fk(np.asarray(q), frame, **extra))
 
 
 def fk(
@@ -79,17 +80,19 @@ def fk(
     client: Any = None,
     *,
     chunk_size: int = FK_CHUNK,
+    device: str | None = None,
     progress: bool | None = None,
 ) -> np.ndarray:
     """Poses ``(..., 4, 4)`` of ``frame`` at configurations ``q`` ``(..., nq)`` (numpy or
     Dask array), computed on a Dask cluster in chunks of ``chunk_size``; the same
-    numbers as ``model.fk(q, frame)``. ``client``: see :func:`kinetree.distributed.map`."""
+    numbers as ``model.fk(q, frame)``. ``client``: see :func:`kinetree.distributed.map`;
+    ``device`` is passed to ``model.fk`` on the workers."""
     model.frame_index(frame)  # an unknown frame fails here, listing the frames
     c = get_client(client)
     Q, batch = _flat(q, (model.nq,), "q")
     bounds = chunk_bounds(Q.shape[0], chunk_size)
     handle = shared(model)
-    chunks = [(handle, blk, frame) for blk in _blocks(c, Q, bounds)]
+    chunks = [(handle, blk, frame, device) for blk in _blocks(c, Q, bounds)]
     parts = run_job(c, _fk_chunk, chunks, np.diff(bounds).tolist(), "fk", progress)
     return np.concatenate(parts).reshape((*batch, 4, 4))
 
