@@ -11,8 +11,9 @@ same on one machine, on a GPU or on a cluster). Problem ``p`` of the map (voxel-
 draws its restarts from ``seed + p``.
 
 The index is a lower bound: a pose IK missed within its restarts counts as unreachable.
-On the Panda, raising ``restarts`` from 10 to 50 changes the mean index by less than
-the measured figure in docs/distributed.md.
+On the Panda (0.25 m grid, 50 orientations) the mean index over reachable voxels is
+0.605 with no restarts, 0.739 with 5, 0.757 with 10 (the default) and 0.763 with 30,
+at 1x, 1.5x, 2.8x and 6.2x the time.
 """
 
 from __future__ import annotations
