@@ -1,4 +1,5 @@
-"""Compiled centre of mass and its Jacobian over a batch of configurations.
+"""Compiled centre of mass and its Jacobian over a batch of configurations, and the
+linearised collision constraints of one step.
 
 ``mass_nodes`` (k,) are the nodes carrying mass, ``masses`` (k,) their masses [kg]
 divided by the total, ``coms`` (k, 3) their centres in the node frame [m]; ``nodes``
@@ -10,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..collision._kernels import distance_gradient, pair_distances
+from ..collision.layout import OUT_DISTANCE, OUT_EXACT
 from ..kinematics._kernels import fk_nodes, jacobian_add
 
 
@@ -48,3 +51,31 @@ def com_rows(
             for r in range(3):
                 for c in range(nv):
                     out_J[b, r, c] += w * J[r, c]
+
+
+@njit(cache=True)
+def collision_rows(
+    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
+    spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray, data: np.ndarray,
+    pairs: np.ndarray, detection: float, margin: float, gain: float, W: np.ndarray,
+    C: np.ndarray, out: np.ndarray, J: np.ndarray, grad: np.ndarray, G: np.ndarray,
+    h: np.ndarray,
+) -> int:  # fmt: skip
+    """Linearised distance constraints at ``q``: for each pair closer than ``detection``
+    [m], a row ``-grad . dq <= gain (d - margin)`` of ``G`` (n_pairs, nv) and ``h``
+    (``grad`` the distance's derivative, :func:`kinetree.collision._kernels.
+    distance_gradient`). Returns the number of rows written; ``out`` keeps every pair's
+    distance row (layout ``OUT_*``)."""
+    fk_nodes(q, fdata, idata, nodes, W)
+    pair_distances(W, spheres, links, obstacles, data, pairs, detection, C, out)
+    nv = G.shape[1]
+    k = 0
+    for p in range(pairs.shape[0]):
+        if out[p, OUT_EXACT] == 0.0 or out[p, OUT_DISTANCE] >= detection:
+            continue
+        distance_gradient(fdata, idata, W, out[p], J, grad)
+        for c in range(nv):
+            G[k, c] = -grad[c]
+        h[k] = gain * (out[p, OUT_DISTANCE] - margin)
+        k += 1
+    return k
