@@ -76,7 +76,7 @@ def test_com_jacobian_matches_finite_differences_with_quaternions(rng):
 def test_panda_centre_of_mass_matches_pinocchio(rng):
     pin = pytest.importorskip("pinocchio")
     path = example_robot_data() / "panda_description/urdf/panda.urdf"
-    model = kinetree.load(path, meshes=False)
+    model = kinetree.io.load_urdf(path, meshes=False)
     pm = pin.buildModelFromUrdf(str(path))
     pd = pm.createData()
     # Pinocchio leaves out the mass of the root link (fixed to its universe).
