@@ -130,8 +130,8 @@ def run_mink(urdf: Path, goals: list[np.ndarray]) -> dict[str, Any]:
     spec = mujoco.MjSpec.from_file(str(urdf))
     for ob in obstacles():
         kind, size = _mujoco_shape(ob, mujoco)
-        spec.worldbody.add_geom(name=ob.name, type=kind, size=size, pos=ob.pose[:3, 3],
-                                contype=0, conaffinity=0)  # fmt: skip
+        geom = spec.worldbody.add_geom()
+        geom.name, geom.type, geom.size, geom.pos = ob.name, kind, size, _pose(ob)[:3, 3]
     m = spec.compile()
     robot_geoms = [
         m.geom(i).name or i for i in range(m.ngeom)
@@ -204,6 +204,14 @@ def run_pink(urdf: Path, goals: list[np.ndarray]) -> dict[str, Any]:
     return _drive(goals, Q_START.copy(), set_target, step, fk, lambda q: q)
 
 
+def _pose(ob: Any) -> np.ndarray:
+    if isinstance(ob, kinetree.Sphere):
+        T = np.eye(4)
+        T[:3, 3] = ob.center
+        return T
+    return np.asarray(ob.pose)
+
+
 def _mujoco_shape(ob: Any, mujoco: Any) -> tuple[Any, list[float]]:
     if isinstance(ob, kinetree.Box):
         return mujoco.mjtGeom.mjGEOM_BOX, [s / 2 for s in ob.size]
@@ -237,7 +245,7 @@ def _pinocchio_scene(urdf: Path) -> tuple[Any, Any]:
     geoms = pin.buildGeomFromUrdf(model, str(urdf), pin.GeometryType.COLLISION)
     robot = [i for i, g in enumerate(geoms.geometryObjects) if "link0" not in g.name]
     for ob in obstacles():
-        T = np.asarray(ob.pose)
+        T = _pose(ob)
         obj = pin.GeometryObject(ob.name, 0, 0, pin.SE3(T[:3, :3], T[:3, 3]), _coal_shape(ob))
         k = geoms.addGeometryObject(obj)
         for i in robot:
@@ -303,18 +311,18 @@ def main() -> None:
             print("example-robot-data is not installed (pip install example-robot-data).")
             return
         goals = targets(args.targets, kinetree.io.load_urdf(urdf, meshes=False))
-        runs: dict[str, Callable[[], dict[str, Any]]] = {
-            "kinetree (solver='kinetree')": lambda: run_kinetree(urdf, goals, "kinetree"),
-            "kinetree (solver='daqp')": lambda: run_kinetree(urdf, goals, "daqp"),
-            "mink 1.3 (daqp)": lambda: run_mink(urdf, goals),
-            "pink 4.4 (daqp)": lambda: run_pink(urdf, goals),
+        runs: dict[str, Callable[[list[np.ndarray]], dict[str, Any]]] = {
+            "kinetree (solver='kinetree')": lambda g: run_kinetree(urdf, g, "kinetree"),
+            "kinetree (solver='daqp')": lambda g: run_kinetree(urdf, g, "daqp"),
+            "mink 1.3 (daqp)": lambda g: run_mink(urdf, g),
+            "pink 4.4 (daqp)": lambda g: run_pink(urdf, g),
         }
         rows = []
         for name, run in runs.items():
             print(f"  {name} ...", file=sys.stderr)
             try:
-                run()  # once to compile and warm caches, then measured
-                res = run()
+                run(goals[:1])  # one target to compile and warm caches, then measured
+                res = run(goals)
             except ImportError as exc:
                 print(f"  {name}: skipped ({exc})", file=sys.stderr)
                 continue

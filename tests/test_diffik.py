@@ -81,8 +81,8 @@ def test_build_qp_matrices_are_the_tasks_sums(panda):
     qp = dk.build_qp(panda, q, [frame, post], 0.01,
                      [dk.ConfigurationLimit(), dk.VelocityLimit(1.5)], damping=1e-6)  # fmt: skip
     J = frame.jacobian(panda, q)
-    W = np.diag([2.0] * 3 + [0.5] * 3)
-    np.testing.assert_allclose(qp.H, J.T @ W @ J + 0.1 * np.eye(7) + 1e-6 * np.eye(7), atol=1e-12)
+    W = np.diag([2.0] * 3 + [0.5] * 3) ** 2  # costs are per unit of error: squared here
+    np.testing.assert_allclose(qp.H, J.T @ W @ J + 0.01 * np.eye(7) + 1e-6 * np.eye(7), atol=1e-12)
     np.testing.assert_allclose(qp.c, J.T @ W @ frame.error(panda, q), atol=1e-12)
     np.testing.assert_allclose(qp.ub, np.minimum(0.95 * (panda.limits[:, 1] - q), 0.015))
     np.testing.assert_allclose(qp.lb, np.maximum(0.95 * (panda.limits[:, 0] - q), -0.015))

@@ -23,17 +23,19 @@ class ConfigurationLimit(Limit):
         if not 0.0 < g <= 1.0:
             raise InvalidValueError(f"gain must be in (0, 1], got {g:g}")
         self.gain = g
+        self._layout: tuple | None = None
 
     def bounds(self, model: Model, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        if self._layout is None or self._layout[0] is not model:
+            plain = model.v_q >= 0
+            k = model.v_q[plain]
+            # Unbounded sides stay infinite: (inf - q) * gain is inf for finite q.
+            self._layout = (model, plain, k, model.limits[k, 0], model.limits[k, 1])
+        _, plain, k, lo, hi = self._layout
         lb = np.full(model.nv, -np.inf)
         ub = np.full(model.nv, np.inf)
-        plain = model.v_q >= 0
-        k = model.v_q[plain]
-        lo = model.limits[k, 0]
-        hi = model.limits[k, 1]
-        with np.errstate(invalid="ignore"):
-            lb[plain] = np.where(np.isfinite(lo), self.gain * (lo - q[k]), -np.inf)
-            ub[plain] = np.where(np.isfinite(hi), self.gain * (hi - q[k]), np.inf)
+        lb[plain] = self.gain * (lo - q[k])
+        ub[plain] = self.gain * (hi - q[k])
         return lb, ub
 
     def satisfied(self, model: Model, q: np.ndarray, tol: float = 1e-9) -> bool:

@@ -13,7 +13,7 @@ __all__ = ["DampingTask"]
 
 class DampingTask(Task):
     """Penalise the step: error 0 and Jacobian the identity, so it adds ``cost`` (a
-    number or one per DoF) [cost / (rad or m)] to the Hessian's diagonal; the velocity
+    number or one per DoF) [cost / (rad or m)] squared to the Hessian's diagonal; the velocity
     leans towards zero where the other tasks leave freedom."""
 
     def __init__(self, cost: ArrayLike = 1e-3) -> None:

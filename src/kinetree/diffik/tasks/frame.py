@@ -6,22 +6,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._validate import as_array, check_rigid
-from ...errors import InvalidValueError
+from ...errors import InvalidValueError, ShapeError
+from ...kinematics import needed_nodes, packed
 from ...model import Model
-from ...spatial import matrix_to_axis_angle
+from .._kernels import frame_error_jacobian
 from .task import Task, check_cost, check_gain
 
-__all__ = ["FrameTask", "inverse_left_jacobian"]
-
-
-def inverse_left_jacobian(phi: np.ndarray) -> np.ndarray:
-    """``J_l^{-1}(phi)`` (3, 3) of SO(3): ``d log(exp(w dt) exp(phi)) / d(w dt)``."""
-    theta = float(np.linalg.norm(phi))
-    K = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
-    if theta < 1e-6:
-        return np.eye(3) - 0.5 * K + K @ K / 12.0
-    coef = 1.0 / theta**2 - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
-    return np.eye(3) - 0.5 * K + coef * (K @ K)
+__all__ = ["FrameTask"]
 
 
 class FrameTask(Task):
@@ -56,6 +47,7 @@ class FrameTask(Task):
         self.gain = check_gain(gain)
         self.lm_damping = self._check_lm(lm_damping)
         self.target: np.ndarray | None = None
+        self._scratch: tuple | None = None
         if target is not None:
             self.set_target(target)
 
@@ -76,21 +68,31 @@ class FrameTask(Task):
         """Aim at the frame's pose at ``q``."""
         self.target = model.fk(q, self.frame)
 
-    def _pose(self, model: Model, q: np.ndarray) -> np.ndarray:
+    def _compute(self, model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(e, J)`` from one compiled call (:func:`kinetree.diffik._kernels.
+        frame_error_jacobian`); scratch kept per model."""
         if self.target is None:
             raise InvalidValueError(f"FrameTask on {self.frame!r} has no target; set_target()")
-        return model.fk(q, self.frame)
+        if self._scratch is None or self._scratch[0] is not model:
+            node = model.frame_index(self.frame)
+            self._scratch = (model, node, needed_nodes(model, (node,)),
+                             np.empty((model.n_nodes, 3, 4)), np.empty((3, 3)))  # fmt: skip
+        _, node, nodes, W, M = self._scratch
+        fdata, idata = packed(model)
+        e = np.empty(6)
+        J = np.empty((6, model.nv))
+        qa = np.require(np.asarray(q, dtype=np.float64), np.float64, ("C", "W"))
+        if qa.shape != (model.nq,):
+            raise ShapeError(f"q must have shape ({model.nq},), got {qa.shape}")
+        frame_error_jacobian(qa, fdata, idata, nodes, node, self.target, W, M, e, J)
+        return e, J
 
     def error(self, model: Model, q: np.ndarray) -> np.ndarray:
-        T = self._pose(model, q)
-        target = self.target if self.target is not None else T
-        e = np.empty(6)
-        e[:3] = T[:3, 3] - target[:3, 3]
-        e[3:] = matrix_to_axis_angle(T[:3, :3] @ target[:3, :3].T)
-        return e
+        return self._compute(model, q)[0]
 
     def jacobian(self, model: Model, q: np.ndarray) -> np.ndarray:
-        J = model.jacobian(q, self.frame).copy()
-        e = self.error(model, q)
-        J[3:] = inverse_left_jacobian(e[3:]) @ J[3:]
-        return J
+        return self._compute(model, q)[1]
+
+    def objective(self, model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        e, J = self._compute(model, q)
+        return self.terms(model, e, J)

@@ -49,7 +49,10 @@ class PostureTask(Task):
         self.target = t.copy()
 
     def error(self, model: Model, q: np.ndarray) -> np.ndarray:
-        return model.difference(self._ready(model), q)
+        target = self._ready(model)
+        if model.nq == model.nv:  # no quaternions: the difference is a subtraction
+            return np.asarray(q, dtype=np.float64) - target
+        return model.difference(target, q)
 
     def jacobian(self, model: Model, q: np.ndarray) -> np.ndarray:
         self._ready(model)

@@ -1,9 +1,11 @@
 """The task base class: an error ``e(q)`` and its Jacobian, turned into QP terms.
 
 Every task asks the step ``dq`` (nv,) [rad or m] to satisfy ``J dq = -gain * e`` in the
-least-squares sense, weighted by its costs: it adds
+least-squares sense, weighted by its costs: with ``W = diag(cost)^2`` (a cost is per unit
+of error, ``[cost] / [m]`` or ``[cost] / [rad]``, so the residual ``cost * error`` is in
+cost units, as in mink and pink) it adds
 
-    1/2 || W^(1/2) (J dq + gain e) ||^2  (+ 1/2 mu ||dq||^2, mu = lm_damping e^T W e)
+    1/2 || diag(cost) (J dq + gain e) ||^2  (+ 1/2 mu ||dq||^2, mu = lm_damping e^T W e)
 
 to the QP objective, that is ``H += J^T W J + mu I`` and ``c += gain J^T W e``. The
 ``lm_damping`` term is Levenberg-Marquardt's: large while the error is large, vanishing
@@ -77,10 +79,14 @@ class Task:
         """``(H, c, A)``: this task's Hessian (nv, nv) and linear term (nv,) of the QP
         objective, and its rows ``A`` (k', nv) with a cost (what a lower priority level
         must leave unchanged)."""
-        e = self.error(model, q)
-        J = self.jacobian(model, q)
+        return self.terms(model, self.error(model, q), self.jacobian(model, q))
+
+    def terms(
+        self, model: Model, e: np.ndarray, J: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`objective` from an error and Jacobian already computed."""
         keep = self.cost > 0.0
-        J, e, w = J[keep], e[keep], self.cost[keep]
+        J, e, w = J[keep], e[keep], self.cost[keep] ** 2
         H = J.T @ (w[:, None] * J)
         c = self.gain * (J.T @ (w * e))
         if self.lm_damping > 0.0:
