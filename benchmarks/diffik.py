@@ -33,8 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import kinetree  # noqa: E402
-from kinetree import diffik as dk  # noqa: E402
+import kinetree
+from kinetree import diffik as dk
 
 DT = 0.01
 MAX_STEPS = 600
@@ -301,10 +301,65 @@ def mesh_distances(urdf: Path, paths: list[np.ndarray]) -> list[float]:
     return out
 
 
+def tracking_gif(path: Path, frames: int = 120) -> None:
+    """The one-step solver tracking a target that circles through a ball: the hand
+    follows while the arm keeps 2 cm from the ball (``kinetree.viz.animate``)."""
+    import dataclasses
+
+    from collision import panda_paths
+
+    from kinetree import geometry as geo
+    from kinetree.viz import animate
+
+    paths = panda_paths()
+    if paths is None:
+        print("example-robot-data is not installed (pip install example-robot-data).")
+        return
+    model = kinetree.load(paths[0])
+    centre = np.array([0.5, 0.0, 0.45])
+    ball = kinetree.Sphere(radius=0.09, center=centre, name="ball")
+    limits = [
+        dk.ConfigurationLimit(), dk.VelocityLimit(),
+        dk.CollisionAvoidanceLimit([ball], self_collision=False, margin=0.02,
+                                   detection_distance=0.15),
+    ]  # fmt: skip
+    q = np.r_[Q_START, 0.02]
+    task = dk.FrameTask(FRAME, orientation_cost=0.05)
+    posture = dk.PostureTask(q, cost=0.05)
+    R = model.fk(q, FRAME)[:3, :3]
+    dt = 1.0 / 30.0
+    qs, points = [], []
+    for k in range(frames):
+        angle = 2 * np.pi * k / frames
+        p = centre + 0.22 * np.array([0.0, np.cos(angle), np.sin(angle)])  # past the rim
+        p[0] = 0.5 - 0.05 * np.cos(angle)
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = R, p
+        task.set_target(T)
+        for _ in range(3):  # three control steps per picture (90 Hz)
+            v = dk.solve_step(model, q, [task, posture], dt / 3, limits)
+            q = model.integrate(q, v * dt / 3)
+        qs.append(q.copy())
+        points.append([p])
+    shown = geo.Sphere(radius=0.09, kind="visual",
+                       origin=kinetree.spatial.translation(centre))  # fmt: skip
+    picture = dataclasses.replace(
+        model, geometry={**model.geometry, "panda_link0": (*model.geometry.get("panda_link0", ()),
+                                                           shown)},
+    )  # fmt: skip
+    animate(picture, np.array(qs), path, fps=15, targets=np.array(points), trail=FRAME,
+            title="solve_step: tracking around a ball (2 cm margin)", dpi=60)  # fmt: skip
+    print(f"wrote {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", type=int, default=12)
+    parser.add_argument("--gif", type=Path, help="write the tracking animation here instead")
     args = parser.parse_args()
+    if args.gif is not None:
+        tracking_gif(args.gif)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         urdf = scene_urdf(Path(tmp))
         if urdf is None:

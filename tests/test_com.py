@@ -14,7 +14,6 @@ from kinetree import ModelBuilder
 from kinetree.diffik.mass import manipulability_gradient
 from kinetree.errors import InvalidValueError, KinetreeError, UnknownNameError, UnsupportedError
 from kinetree.spatial import translation
-
 from robot_data import example_robot_data
 
 URDF = """<robot name="masses">
@@ -123,7 +122,7 @@ def test_manipulability_is_the_determinant_and_its_gradient_matches_fd(rows, rng
             J = model.jacobian(q, frame)[sl]
             w_det = np.sqrt(max(np.linalg.det(J @ J.T), 0.0))
             assert model.manipulability(q, frame, rows) == pytest.approx(w_det, abs=1e-12)
-            w, g = manipulability_gradient(model, q, frame, rows)
+            _, g = manipulability_gradient(model, q, frame, rows)
             h = 1e-6
             fd = [(model.manipulability(model.integrate(q, h * e), frame, rows)
                    - model.manipulability(model.integrate(q, -h * e), frame, rows)) / (2 * h)
@@ -144,7 +143,7 @@ def test_manipulability_vanishes_at_a_singularity():
         assert model.manipulability([0.2, s_, e], "tip", "position") == pytest.approx(want)
     q = np.array([0.2, 0.4, 0.0])  # elbow straight
     assert model.manipulability(q, "tip", "position") < 1e-15
-    w, g = manipulability_gradient(model, q, "tip", "position")
+    _, g = manipulability_gradient(model, q, "tip", "position")
     assert np.all(np.isfinite(g)) and abs(g[2]) > 0.01  # bending the elbow helps
 
 
@@ -157,7 +156,7 @@ def test_manipulability_gradient_with_a_mimic_joint_uses_differences(rng):
     b.add_frame("tip", "l4", translation([0.1, 0.05, 0]))
     model = b.build()
     q = model.random_configuration(rng=rng)
-    w, g = manipulability_gradient(model, q, "tip", "position")
+    _, g = manipulability_gradient(model, q, "tip", "position")
     h = 1e-5
     fd = [(model.manipulability(q + h * e, "tip", "position")
            - model.manipulability(q - h * e, "tip", "position")) / (2 * h)
@@ -168,11 +167,11 @@ def test_manipulability_gradient_with_a_mimic_joint_uses_differences(rng):
 def test_bad_mass_and_speed_input_raise_naming_it():
     b = ModelBuilder("bad", root="base")
     b.add_joint("j", "base", "l", limits=(-1, 1))
-    with pytest.raises(InvalidValueError, match="'l'.*mass"):
+    with pytest.raises(InvalidValueError, match=r"'l'.*mass"):
         b.set_inertial("l", -1.0)
     with pytest.raises(InvalidValueError, match="centre of mass"):
         b.set_inertial("l", 1.0, (0, np.nan, 0))
-    with pytest.raises(InvalidValueError, match="'j'.*velocity limit"):
+    with pytest.raises(InvalidValueError, match=r"'j'.*velocity limit"):
         b.set_velocity_limit("j", 0.0)
     b.set_inertial("nowhere", 1.0)
     with pytest.raises(UnknownNameError, match="nowhere"):

@@ -4,6 +4,8 @@ the qpsolvers backends, and bad input."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -47,10 +49,10 @@ def _balls() -> kinetree.Model:
 
 
 def _fd_task_jacobian(task, model, q, h=1e-6):
-    return np.stack(
-        [(task.error(model, model.integrate(q, h * e)) - task.error(model, model.integrate(q, -h * e)))
-         / (2 * h) for e in np.eye(model.nv)], axis=1,
-    )  # fmt: skip
+    def err(step):
+        return task.error(model, model.integrate(q, step))
+
+    return np.stack([(err(h * e) - err(-h * e)) / (2 * h) for e in np.eye(model.nv)], axis=1)
 
 
 def test_task_jacobians_match_finite_differences(panda, rng):
@@ -111,7 +113,7 @@ def test_qpsolvers_backends_give_the_same_step(panda, solver):
 def test_velocity_limits_are_never_exceeded(panda, rng):
     v_max = np.array([2.0, 1.0, 1.5, 0.5, 3.0, 1.0, 0.7])
     limits = [dk.ConfigurationLimit(), dk.VelocityLimit(v_max)]
-    for k in range(3):
+    for _ in range(3):
         q = panda.random_configuration(rng=rng)
         task = dk.FrameTask("flange", panda.fk(panda.random_configuration(rng=rng), "flange"))
         for dt in (0.002, 0.01, 0.05):
@@ -219,7 +221,7 @@ def test_convergence_error_decreases_and_reaches_tolerance(panda):
     assert res.success and res.message == "converged"
     assert res.steps <= 20
     errs = [task.error_norm(panda, q) for q in res.history]
-    assert all(b < a for a, b in zip(errs, errs[1:]))
+    assert all(b < a for a, b in itertools.pairwise(errs))
     T = panda.fk(res.q, "flange")
     np.testing.assert_allclose(T, task.target, atol=1e-8)
     # A speed limit stretches it over more steps, none of them too fast.
@@ -232,7 +234,7 @@ def test_convergence_error_decreases_and_reaches_tolerance(panda):
 def test_full_solve_with_centre_of_mass_posture_and_manipulability():
     model = _balls()
     q0 = model.neutral()
-    com = dk.ComTask(model.com(q0) + [0.02, -0.03, -0.05])
+    com = dk.ComTask(model.com(q0) + np.array([0.02, -0.03, -0.05]))
     hand = dk.FrameTask("hand", model.fk(q0, "hand") @ translation([0.05, 0.0, 0.1]),
                         orientation_cost=0.0)  # fmt: skip
     res = dk.solve(model, q0, [[hand, com], [dk.ManipulabilityTask("hand", 1e-3),
@@ -269,7 +271,7 @@ class _Impossible(dk.Limit):
 def test_bad_input_raises_naming_it(panda):
     q = _q0(panda)
     ok = dk.FrameTask("flange", _target(panda))
-    with pytest.raises(UnknownNameError, match="'hand'.*flange"):
+    with pytest.raises(UnknownNameError, match=r"'hand'.*flange"):
         dk.solve_step(panda, q, [dk.FrameTask("hand", np.eye(4))], 0.01)
     with pytest.raises(InvalidValueError, match="dt"):
         dk.solve_step(panda, q, [ok], 0.0)

@@ -152,9 +152,7 @@ class Model:
     #: Link inertial data by frame name: ``(mass [kg], centre of mass (x, y, z) [m] in
     #: the frame)`` (URDF ``<inertial>``, MJCF ``body_mass``/``body_ipos``); frames
     #: without it weigh nothing (default: no masses at all).
-    inertials: Mapping[str, tuple[float, tuple[float, float, float]]] = field(
-        default_factory=dict
-    )
+    inertials: Mapping[str, tuple[float, tuple[float, float, float]]] = field(default_factory=dict)
     #: Joint speed limits by coordinate (or ball-joint) name [rad/s or m/s] (URDF
     #: ``<limit velocity>``); absent: unlimited (MJCF has none).
     velocity_limits: Mapping[str, float] = field(default_factory=dict)

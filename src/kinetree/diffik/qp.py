@@ -169,11 +169,11 @@ def solve_qp(qp: QP, solver: str = "kinetree", **options: Any) -> np.ndarray:
     lo = np.where(np.isfinite(qp.lb), qp.lb, -1e20)
     hi = np.where(np.isfinite(qp.ub), qp.ub, 1e20)
     bounded = bool(np.any(np.isfinite(qp.lb)) or np.any(np.isfinite(qp.ub)))
-    x = qpsolvers.solve_qp(
+    found: np.ndarray | None = qpsolvers.solve_qp(
         qp.H, qp.c, qp.G if has_g else None, qp.h if has_g else None,
         qp.A if has_a else None, qp.b if has_a else None,
         lo if bounded else None, hi if bounded else None, solver=solver, **options,
     )  # fmt: skip
-    if x is None or not np.all(np.isfinite(x)):
+    if found is None or not np.all(np.isfinite(found)):
         raise NoSolutionError(f"QP solver {solver!r} found no solution")
-    return np.asarray(x, dtype=np.float64)
+    return np.asarray(found, dtype=np.float64)

@@ -486,6 +486,7 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
     of one-coordinate joints without ``<mimic>``; 0 or missing: none) into the builder.
     Read from the whole file, after the kinematics: a value that is not a finite
     number >= 0 (mass) or > 0 (speed) is skipped with a warning, never an error."""
+
     def number(text: str | None) -> float | None:
         try:
             return float(text) if text is not None else None
@@ -504,11 +505,13 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
         com = _numbers(xyz, 3)
         if mass is None:
             continue
-        if com is None or not (math.isfinite(mass) and mass >= 0.0) or not all(
-            math.isfinite(v) for v in com
+        if (
+            com is None
+            or not (math.isfinite(mass) and mass >= 0.0)
+            or not all(math.isfinite(v) for v in com)
         ):
             warnings.warn(
-                f"{source}: link {name!r}: <inertial> mass {mass_el.get('value')!r} or origin "
+                f"{source}: link {name!r}: <inertial> mass {mass:g} or origin "
                 f"xyz={xyz!r} is not usable; kinetree gives the link no mass",
                 URDFWarning,
                 stacklevel=4,

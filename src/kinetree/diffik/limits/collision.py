@@ -54,7 +54,7 @@ class CollisionAvoidanceLimit(Limit):
         if not 0.0 < g <= 1.0:
             raise InvalidValueError(f"gain must be in (0, 1], got {g:g}")
         self.gain = g
-        self.ignore = tuple(tuple(p) for p in ignore)
+        self.ignore: tuple[tuple[str, str], ...] = tuple((str(a), str(b)) for a, b in ignore)
         self.options: Mapping[str, Any] = dict(options)
         self._ready: tuple[int, Any, tuple[np.ndarray, ...]] | None = None
 

@@ -20,7 +20,9 @@ class Limit:
 
     speed: bool = False
 
-    def bounds(self, model: Model, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray] | None:
+    def bounds(
+        self, model: Model, q: np.ndarray, dt: float
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """``(lb, ub)`` (nv,) on the step [rad or m], or None."""
         return None
 
