@@ -212,6 +212,19 @@ def test_priorities_leave_the_primary_task_unchanged(panda, rng):
         assert np.abs(J @ (weighted - alone)).max() > 1e-6
 
 
+def test_priorities_when_the_first_level_meets_a_bound(panda):
+    """Regression (the README's example): once the first level's step sat on a speed
+    bound, the lower level's bound rows had a slack of -1e-17 and read as infeasible."""
+    q = panda.neutral()
+    hand = dk.FrameTask("flange", panda.fk(q) @ translation([0.05, 0, 0.1]))
+    limits = [dk.ConfigurationLimit(), dk.VelocityLimit(2.0)]
+    for _ in range(100):
+        v = dk.solve_step(panda, q, [[hand], [dk.PostureTask(q, cost=0.1)]], 0.01, limits)
+        q = panda.integrate(q, v * 0.01)
+        assert panda.within_limits(q)
+    assert hand.error_norm(panda, q) < 1e-9
+
+
 def test_convergence_error_decreases_and_reaches_tolerance(panda):
     q0 = _q0(panda)
     task = dk.FrameTask("flange", _target(panda))

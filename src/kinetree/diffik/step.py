@@ -119,11 +119,18 @@ def step_delta(
             break
         H, c, rows = _objective(model, qa, level, lam)
         r = Z.shape[1]
+        G_sub = np.concatenate([G @ Z, Z[hi_f], -Z[lo_f]])
+        # dq met these rows (to the solver's rounding): a slack of -1e-17 is a zero, and a
+        # row that w cannot move (|row| ~ 0) is no constraint on w.
+        h_sub = np.maximum(
+            np.concatenate([h - G @ dq, ub[hi_f] - dq[hi_f], dq[lo_f] - lb[lo_f]]), 0.0
+        )
+        movable = np.linalg.norm(G_sub, axis=1) > 1e-12
         sub = QP(
             Z.T @ H @ Z,
             Z.T @ (H @ dq + c),
-            np.concatenate([G @ Z, Z[hi_f], -Z[lo_f]]),
-            np.concatenate([h - G @ dq, ub[hi_f] - dq[hi_f], dq[lo_f] - lb[lo_f]]),
+            G_sub[movable],
+            h_sub[movable],
             np.zeros((0, r)),
             np.zeros(0),
             np.full(r, -np.inf),
