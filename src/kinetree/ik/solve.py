@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import compiled, notice
+from .._compile import compiled, interpret_first, notice
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError, UnsupportedError
 from ..model import Model
@@ -33,6 +33,10 @@ __all__ = ["run", "solve", "solve_all"]
 
 #: Batches at least this large run on every core.
 PARALLEL_MIN = 8
+#: Methods whose first problems may run interpreted while their driver compiles
+#: (``_compile.interpret_first``): those without an SVD, whose Python twin is the same
+#: arithmetic as the machine code (numpy's LAPACK is not numba's).
+INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
 
 
 def solve(
@@ -232,21 +236,27 @@ def run(
     else:
         hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
-    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist)
+    method = tpl.options.kernel_method
+    kernel = driver(method, tpl.has_swing_twist)
     ib, fb = tpl.ibuf, tpl.fbuf
-    if B < PARALLEL_MIN:
-        if compiled(kernel):
-            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
-        else:
-            with notice(kernel):
-                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+    if B < PARALLEL_MIN and compiled(kernel):
+        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
     else:
+        first = 0  # problems solved before the machine code is ready (tiered start)
+        if not compiled(kernel) and method in INTERPRETABLE:
+            build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
+            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e)
+            first = interpret_first(kernel, build, args, B, opts.budget)
 
         def part(a: int, b: int) -> None:
-            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, first + a, first + b)
 
-        with notice(kernel):
-            run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
+        if first < B:
+            with notice(kernel):
+                if B - first < PARALLEL_MIN:
+                    part(0, B - first)
+                else:
+                    run_chunks(part, B - first, max(4, min(64, B // (8 * n_threads()) or 1)))
     if tpl.model.couplings:
         apply_couplings(tpl.model, out[:, :nq])
         if rows:
