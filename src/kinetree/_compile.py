@@ -216,6 +216,8 @@ class _TooSlow(Exception):
 
 
 _DEADLINE = [math.inf]
+#: Problems solved interpreted in this process so far.
+INTERPRETED_PROBLEMS = [0]
 _INTERPRETED: dict[int, Any] = {}
 _SCOPES: dict[int, dict[str, Any]] = {}
 _TIERS: dict[int, dict[str, Any]] = {}
@@ -227,7 +229,7 @@ def _finite(fn: Any) -> Any:
 
     def safe(*x: float) -> float:
         try:
-            return fn(*x)  # type: ignore[no-any-return]
+            return fn(*x)
         except ValueError:
             return math.nan
         except OverflowError:
@@ -380,15 +382,18 @@ def _spawn(tier: dict[str, Any], kernel: Any, args: tuple[Any, ...], build: tupl
 
 def _compile_child() -> None:
     """The detached compile (``python -c``): reads ``(build, signature, lock)`` pickled on
-    stdin, where ``build = (module, function, args)`` makes the kernel; compiles it for
-    ``signature`` into numba's disk cache, then removes the lock."""
+    stdin, where ``build = (module, name, args)`` names the kernel (``args`` None) or a
+    function that makes it from ``args``; compiles it for ``signature`` into numba's
+    disk cache, then removes the lock."""
     import importlib
 
     build, sig, lock = pickle.loads(sys.stdin.buffer.read())
     try:
         os.nice(5)  # the solving process comes first
-        module, function, fargs = build
-        kernel = getattr(importlib.import_module(module), function)(*fargs)
+        module, name, fargs = build
+        kernel = getattr(importlib.import_module(module), name)
+        if fargs is not None:
+            kernel = kernel(*fargs)
         kernel.compile(sig)
     finally:
         Path(lock).unlink(missing_ok=True)
@@ -415,7 +420,8 @@ def interpret_first(
     many it solved (0 when the cache is ready or tiering is off). The caller runs the
     rest compiled: by then the cache is ready, or the compile happens in the caller.
 
-    ``build = (module, function, args)``: how a fresh process makes the same kernel.
+    ``build = (module, name, args)``: how a fresh process finds the same kernel (the
+    module's ``name``, or ``name(*args)`` when ``args`` is not None).
     Problems must be independent of each other and of the chunking (each problem
     ``b`` draws its random restarts from ``seed + b``), so the result is the one the
     compiled kernel gives, problem by problem. A problem past :data:`INTERPRET_CAP`
@@ -452,6 +458,7 @@ def interpret_first(
             _DEADLINE[0] = time.perf_counter() + INTERPRET_CAP
             try:
                 py(*args, b, b + 1)
+                INTERPRETED_PROBLEMS[0] += 1
             except _TooSlow:
                 _wait(tier)
                 return b
