@@ -13,8 +13,6 @@ import functools
 import hashlib
 import math
 import os
-import pickle
-import subprocess
 import sys
 import threading
 import time
@@ -347,6 +345,9 @@ def _ready(tier: dict[str, Any]) -> bool:
 def _spawn(tier: dict[str, Any], kernel: Any, args: tuple[Any, ...], build: tuple) -> bool:
     """Start the detached compile of ``kernel`` for the types of ``args`` unless another
     process runs it; False when it cannot be started here."""
+    import pickle
+    import subprocess
+
     from numba import typeof
 
     lock: Path = tier["lock"]
@@ -386,6 +387,7 @@ def _compile_child() -> None:
     function that makes it from ``args``; compiles it for ``signature`` into numba's
     disk cache, then removes the lock."""
     import importlib
+    import pickle
 
     build, sig, lock = pickle.loads(sys.stdin.buffer.read())
     try:
