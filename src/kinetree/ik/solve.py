@@ -34,8 +34,9 @@ __all__ = ["run", "solve", "solve_all"]
 #: Batches at least this large run on every core.
 PARALLEL_MIN = 8
 #: Methods whose first problems may run interpreted while their driver compiles
-#: (``_compile.interpret_first``): those without an SVD, whose Python twin is the same
-#: arithmetic as the machine code (numpy's LAPACK is not numba's).
+#: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
+#: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
+#: compiled one's).
 INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
 
 
