@@ -28,6 +28,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 
 bench-peers: $(STAMP)
 	$(BIN)/pip install -q torch==2.13.0
