@@ -228,3 +228,17 @@ def test_a_cold_process_solves_interpreted_while_a_child_compiles(tmp_path: Path
     pid = int(Path(lock).read_text())  # the detached compile, still running
     assert C._alive(pid)
     os.kill(pid, signal.SIGTERM)  # not needed here: 20 s of CPU spared
+
+
+def test_options_remembered_by_identity_only_for_the_same_scalars() -> None:
+    from kinetree.ik.options import IKOptions, resolve
+
+    tol = 1e-3
+    a = resolve({"tol": tol, "method": "dls"})
+    assert resolve({"tol": tol, "method": "dls"}) is a  # the same objects: remembered
+    assert resolve({"tol": 1e-4, "method": "dls"}).tol == (1e-4, 1e-4)
+    assert resolve({"tol": tol}) == IKOptions(tol=tol)  # another set of names
+    active = ["panda_joint1", "panda_joint2"]
+    b = resolve({"active": active})
+    active.append("panda_joint3")  # a mutable value is never answered by identity
+    assert resolve({"active": active}).active == tuple(active) != b.active
