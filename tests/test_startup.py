@@ -241,3 +241,12 @@ def test_options_remembered_by_identity_only_for_the_same_scalars() -> None:
     b = resolve({"active": active})
     active.append("panda_joint3")  # a mutable value is never answered by identity
     assert resolve({"active": active}).active == tuple(active) != b.active
+
+
+def test_warmup_compiles_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kinetree warmup`` must leave machine code behind, not interpreted answers."""
+    seen = []
+    monkeypatch.setenv(C.TIERED_ENV, "1")
+    monkeypatch.setattr(C, "_warm", lambda methods, verbose: seen.append(os.environ[C.TIERED_ENV]))
+    C.warmup(("auto",), verbose=False)
+    assert seen == ["0"] and os.environ[C.TIERED_ENV] == "1"

@@ -166,12 +166,26 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
     """Compile the kernels of FK, Jacobians and IK with ``methods`` (a tuple of
     :data:`kinetree.ik.METHODS`; default the ``auto`` method) ahead of use; returns
     the seconds it took."""
+    t0 = time.perf_counter()
+    # Compile here and now: the tiered start would hand the solves to the interpreter.
+    tiered = os.environ.get(TIERED_ENV)
+    os.environ[TIERED_ENV] = "0"
+    try:
+        _warm(methods, verbose)
+    finally:
+        if tiered is None:
+            os.environ.pop(TIERED_ENV, None)
+        else:
+            os.environ[TIERED_ENV] = tiered
+    return time.perf_counter() - t0
+
+
+def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     import numpy as np
 
     from .ik.targets import Position
     from .io import load
 
-    t0 = time.perf_counter()
     model = load("panda")
     Q = model.random_configuration(300, rng=0)
     T = model.fk(Q)  # batch and row kernels
@@ -187,7 +201,6 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
     if "auto" in methods:
         model.ik(T[:20])
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
-    return time.perf_counter() - t0
 
 
 # --- tiered start: the same source interpreted while the machine code compiles ----------------
