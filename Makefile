@@ -28,6 +28,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 
 .PHONY: bench-gpu
 bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)

@@ -44,6 +44,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # NUMBA_NUM_THREADS is read when numba is imported, which happens after this.
     if "PYTEST_XDIST_WORKER" in os.environ:
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    # A cold kernel compiles in the test process, as before the tiered start: a test that
+    # counts compiled signatures must not see its first solve run interpreted
+    # (tests/test_startup.py turns tiering on where it tests it).
+    os.environ.setdefault("KINETREE_TIERED", "0")
 
 
 @pytest.fixture

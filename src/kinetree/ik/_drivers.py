@@ -5,7 +5,7 @@ method's step rule and the swing-twist switch bound as globals: numba resolves t
 compile time and prunes the branches they switch off, so a driver contains only its
 method's rule, and the swing-twist projection only where a model has such limits. A
 driver is made and compiled on the first solve that needs it (nothing at import) and
-cached on disk under its own name. All have the signature of :func:`solve_batch` and
+cached on disk under its own name. All have the signature of :func:`~._loop.solve_range` and
 release the GIL: one compiled function serves a single solve (a batch of one), a
 small batch, and a large batch split over threads by :func:`kinetree._threads.run_chunks`.
 Its arguments are always C-contiguous float64/int64 arrays of fixed writability (see
@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import functools
 from typing import Any
-
-import numpy as np
-from numba import njit
 
 from .._compile import kernel_digest, variant
 from . import _loop, _steps
@@ -33,19 +30,6 @@ RULES = {
 }
 
 
-@njit(cache=True, nogil=True)
-def solve_batch(
-    ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray, seed: int,
-    out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
-    """Solve problems ``start..stop`` (see :func:`~kinetree.ik._loop.solve_range`)."""
-    solve_range(ibuf, fbuf, targets, q0, seed, out, hist_q, hist_e, start, stop)
-
-
-solve_range = _loop.solve_range  # bound per driver
-
-
-@functools.cache
 @functools.cache
 def driver(method: str, swing_twist: bool) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
@@ -63,5 +47,7 @@ def driver(method: str, swing_twist: bool) -> Any:
     flags = {} if method in ("pinv", "sdls") or swing_twist else {"_nrt": False}
     one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
                   SWING_TWIST_ON=swing_twist)  # fmt: skip
-    rng = variant(_loop.solve_range, f"solve_range_{tag}", solve_one=one)
-    return variant(solve_batch, f"solve_batch_{tag}", solve_range=rng)
+    # The driver is the range loop itself, without a wrapper around it: numba optimises
+    # and emits every caller's module with all it calls linked in, so each level over the
+    # loop cost a whole-program LLVM pass (2.3 s of a 21 s cold compile).
+    return variant(_loop.solve_range, f"solve_range_{tag}", {"nogil": True}, solve_one=one)

@@ -296,6 +296,12 @@ _COMPARED = tuple(f for f in dataclasses.fields(IKOptions) if f.compare)
 _FIELDS = frozenset(f.name for f in dataclasses.fields(IKOptions))
 DEFAULT_OPTIONS = IKOptions()
 _RESOLVED: dict[Any, IKOptions] = {}
+#: The last keyword options made only of immutable scalars, as ``((name, value), ...)``,
+#: and their IKOptions: a loop that passes the same objects again (``tol=1e-6`` in a
+#: loop body is one constant object) is answered by identity, 0.4 us instead of 1.5.
+_LAST: list[Any] = [(), DEFAULT_OPTIONS]
+_SCALARS = frozenset({float, int, bool, str, type(None)})
+_MISSING = object()
 
 
 def _freeze(value: Any) -> Any:
@@ -313,12 +319,20 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
     caller); remembered per distinct set of values."""
     if not options:
         return DEFAULT_OPTIONS
+    last = _LAST[0]
+    if len(last) == len(options):
+        for k, v in last:
+            if options.get(k, _MISSING) is not v:
+                break
+        else:
+            return _LAST[1]
     try:
         key = tuple((k, _freeze(v)) for k, v in options.items())
         found = _RESOLVED.get(key)
     except TypeError:  # an unhashable value: validate without remembering
         key, found = None, None
     if found is not None:
+        _remember(options, found)
         return found
     unknown = set(options) - _FIELDS
     if unknown:
@@ -331,4 +345,12 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
         if len(_RESOLVED) > 1024:
             _RESOLVED.clear()
         _RESOLVED[key] = opts
+    _remember(options, opts)
     return opts
+
+
+def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
+    """Keep ``options`` for the identity check of :func:`resolve` when every value is an
+    immutable scalar (the same object is then the same value)."""
+    if all(type(v) in _SCALARS for v in options.values()):
+        _LAST[:] = [tuple(options.items()), opts]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import compiled, notice
+from .._compile import compiled, interpret_first, notice
 from .._progress import progress
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError, UnsupportedError
@@ -34,6 +34,11 @@ __all__ = ["run", "solve", "solve_all"]
 
 #: Batches at least this large run on every core.
 PARALLEL_MIN = 8
+#: Methods whose first problems may run interpreted while their driver compiles
+#: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
+#: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
+#: compiled one's).
+INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
 
 
 def solve(
@@ -175,7 +180,7 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
         if neutral is None:  # shared, never written by the kernels
             neutral = _NEUTRAL[model] = model.q_neutral.reshape(1, nq).copy()
         return neutral
-    if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype == np.float64:
+    if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is _F64:
         # The kernels never write q0: a view will do when it has the kernels' flags.
         return q0.reshape(1, nq) if q0.flags.writeable else q0.reshape(1, nq).copy()
     qa = as_q0(model, q0, batch)
@@ -233,22 +238,28 @@ def run(
     else:
         hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
-    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist)
+    method = tpl.options.kernel_method
+    kernel = driver(method, tpl.has_swing_twist)
     ib, fb = tpl.ibuf, tpl.fbuf
-    if B < PARALLEL_MIN:
-        if compiled(kernel):
-            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
-        else:
-            with notice(kernel):
-                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+    if B < PARALLEL_MIN and compiled(kernel):
+        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
     else:
-        with notice(kernel), progress(B, "ik") as tick:  # a bar on stderr after 2 s
+        first = 0  # problems solved before the machine code is ready (tiered start)
+        if not compiled(kernel) and method in INTERPRETABLE:
+            build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
+            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e)
+            first = interpret_first(kernel, build, args, B, opts.budget)
+        if first < B:
+            with notice(kernel), progress(B - first, "ik") as tick:  # a bar on stderr after 2 s
 
-            def part(a: int, b: int) -> None:
-                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
-                tick(b - a)
+                def part(a: int, b: int) -> None:
+                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, first + a, first + b)
+                    tick(b - a)
 
-            run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
+                if B - first < PARALLEL_MIN:
+                    part(0, B - first)
+                else:
+                    run_chunks(part, B - first, max(4, min(64, B // (8 * n_threads()) or 1)))
     if tpl.model.couplings:
         apply_couplings(tpl.model, out[:, :nq])
         if rows:
@@ -265,6 +276,9 @@ def run(
     )  # fmt: skip
 
 
+#: The float64 dtype: numpy's built-in dtypes are singletons, and ``is`` costs 40 ns
+#: where ``a.dtype == np.float64`` costs 170 (three such checks per single solve).
+_F64 = np.dtype(np.float64)
 _NO_HISTORY_Q = np.empty((0, 0))  # never written: the kernel records no row into them
 _NO_HISTORY_E = np.empty((0, 2))
 
@@ -273,7 +287,7 @@ def _writable(a: np.ndarray) -> np.ndarray:
     """``a`` if it is C-contiguous, writable float64 (the kernels' one signature), else a
     copy that is."""
     f = a.flags
-    if f.c_contiguous and f.writeable and a.dtype == np.float64:
+    if f.c_contiguous and f.writeable and a.dtype is _F64:
         return a
     return np.require(a, np.float64, ("C", "W"))
 
