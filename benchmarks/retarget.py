@@ -108,7 +108,9 @@ def dataset_run(robot: str, copies: int, workers: int, dask: bool) -> str:
         if dask:
             from dask.distributed import Client, LocalCluster
 
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+            # one IK thread per worker process: the workers share the cores
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None,
+                                   env={"KINETREE_NUM_THREADS": "1"})  # fmt: skip
             with cluster, Client(cluster) as client:
                 run = retarget_folder(folder, robot, Path(tmp) / "out", executor=client)
         else:
@@ -149,10 +151,12 @@ def main() -> None:
         f"A data set: the five clips copied {args.copies} times and one broken file, onto the "
         "G1, mapping guessed per clip, "
         + (
-            f"on a `dask.distributed.LocalCluster(n_workers={args.workers}, threads_per_worker=1)`"
+            f"on a `dask.distributed.LocalCluster(n_workers={args.workers}, threads_per_worker=1, "
+            "env={'KINETREE_NUM_THREADS': '1'})`"
             f" (`retarget_folder(folder, 'g1', out, executor=client)`):"
             if args.dask
-            else f"on local processes (`retarget_folder(folder, 'g1', out, workers={args.workers})`):"
+            else "on local processes "
+            f"(`retarget_folder(folder, 'g1', out, workers={args.workers})`):"
         ),
         "",
         dataset_run("g1", args.copies, args.workers, args.dask),
