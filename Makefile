@@ -29,6 +29,10 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
+.PHONY: bench-gpu
+bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)
+	$(BIN)/python benchmarks/gpu.py
+
 bench-peers: $(STAMP)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e ".[peers]"

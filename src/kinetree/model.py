@@ -549,8 +549,15 @@ class Model:
 
     # --- kinematics (thin delegation; the work is in kinetree.kinematics / kinetree.ik) -
 
-    def fk(self, q: ArrayLike, frame: str | None = None) -> np.ndarray:
-        """World pose ``(..., 4, 4)`` of ``frame`` (default: first end effector) at ``q``."""
+    def fk(self, q: ArrayLike, frame: str | None = None, device: str = "cpu") -> np.ndarray:
+        """World pose ``(..., 4, 4)`` of ``frame`` (default: first end effector) at ``q``.
+
+        ``device="cuda"`` computes it on the GPU (:mod:`kinetree.gpu`; GPU arrays in,
+        GPU arrays out)."""
+        if device != "cpu":
+            from .gpu import fk as fk_on
+
+            return fk_on(self, q, frame, device=device)
         from .kinematics import fk
 
         return fk(self, q, frame)
@@ -562,19 +569,35 @@ class Model:
         return fk_all(self, q)
 
     def jacobian(
-        self, q: ArrayLike, frame: str | None = None, point: ArrayLike | None = None
+        self,
+        q: ArrayLike,
+        frame: str | None = None,
+        point: ArrayLike | None = None,
+        device: str = "cpu",
     ) -> np.ndarray:
         """Geometric Jacobian ``(..., 6, dof)`` of ``frame`` (rows: linear then angular).
 
-        ``point`` is an optional offset in the frame's own coordinates [m].
+        ``point`` is an optional offset in the frame's own coordinates [m];
+        ``device="cuda"`` computes it on the GPU (:mod:`kinetree.gpu`).
         """
+        if device != "cpu":
+            from .gpu import jacobian as jacobian_on
+
+            return jacobian_on(self, q, frame, point, device=device)
         from .kinematics import jacobian
 
         return jacobian(self, q, frame, point)
 
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
-        :class:`kinetree.ik.IKOptions` for every option, its default and unit."""
+        :class:`kinetree.ik.IKOptions` for every option, its default and unit.
+        ``device="cuda"`` solves the batch on the GPU (:func:`kinetree.gpu.ik`)."""
+        if "device" in options:
+            if options["device"] != "cpu":
+                from .gpu import ik as ik_on
+
+                return ik_on(self, target, frame, **options)
+            del options["device"]
         fn: Any = _LAZY.get("solve")
         if fn is None:
             from .ik.solve import solve

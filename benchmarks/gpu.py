@@ -1,0 +1,339 @@
+"""GPU batches: Panda 6D IK and FK with device="cuda", pytorch_kinematics beside it,
+and the CPU's scaling over threads on the same host.
+
+One command on a machine with an NVIDIA GPU (see docs/gpu.md for a host without a
+package registry):
+
+    python benchmarks/gpu.py                 # everything; --n 1000000 by default
+    python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
+    python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
+
+What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
+targets = FK of uniform random configurations within the limits, every solve from the
+same seed pose ``q0`` = the neutral configuration, default ``auto`` options):
+
+* solved % and solves/s for N targets already on the GPU (torch float64 in, torch out);
+  success is re-checked here by FK of the returned q (in torch, not kinetree's kernel);
+* a batch of 1,000 from numpy to numpy (transfers included), median wall time;
+* FK of N configurations on the GPU (torch in, torch out), median wall time;
+* pytorch_kinematics' batched ``PseudoInverseIK`` on the first ``--pk-n`` of the same
+  targets, on the same GPU in float64, 10 retries (q0 + 9 random), its answers judged by
+  kinetree's CPU FK at the same tolerances; the ratio of solves/s;
+* the CPU batch (``device="cpu"``) at 1, 2, 4, 8, 16 threads (``KINETREE_NUM_THREADS``,
+  one process each) and its parallel efficiency.
+
+It prints markdown tables and writes them with the raw numbers as JSON (``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if not hasattr(np, "row_stack"):  # numpy 2.5 dropped it; older numba-cuda still calls it
+    vars(np)["row_stack"] = np.vstack
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+import kinetree  # noqa: E402
+
+TOL = 1e-6
+SEED = 2024
+
+
+def targets(model: kinetree.Model, n: int, seed: int = SEED) -> np.ndarray:
+    """FK poses (n, 4, 4) of uniform random configurations within the limits."""
+    return model.fk(model.random_configuration(n, rng=seed))
+
+
+def _sync() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+def _median_time(fn: Any, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        _sync()
+        t = time.perf_counter()
+        fn()
+        _sync()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def pose_errors_torch(torch: Any, model: kinetree.Model, q: Any, T: Any) -> tuple[Any, Any]:
+    """Position [m] and rotation [rad] errors of FK(q) against T, on the GPU (the
+    rotation angle from the Frobenius norm of R_q - R_T: 2 sqrt(2) sin(a/2))."""
+    P = model.fk(q, device="cuda")
+    dp = torch.linalg.norm(P[:, :3, 3] - T[:, :3, 3], dim=1)
+    s = torch.linalg.norm(P[:, :3, :3] - T[:, :3, :3], dim=(1, 2)) / (2.0 * 2.0**0.5)
+    return dp, 2.0 * torch.asin(torch.clamp(s, max=1.0))
+
+
+def bench_gpu(n: int, repeats: int) -> dict[str, Any]:
+    import torch
+
+    panda = kinetree.load("panda")
+    out: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "n": n}
+    T_host = targets(panda, n)
+    q0 = np.asarray(panda.q_neutral)
+    T = torch.from_numpy(T_host).cuda()
+    Q0 = torch.from_numpy(q0).cuda()
+
+    t = time.perf_counter()
+    panda.ik(T[:64], device="cuda", q0=Q0)  # compile (cached for the process)
+    _sync()
+    out["first_call_s"] = time.perf_counter() - t
+
+    runs = []
+    res = None
+    for _ in range(max(1, repeats // 5)):
+        _sync()
+        t = time.perf_counter()
+        res = panda.ik(T, device="cuda", q0=Q0)
+        _sync()
+        runs.append(time.perf_counter() - t)
+    assert res is not None
+    wall = statistics.median(runs)
+    dp, dr = pose_errors_torch(torch, panda, res.q, T)
+    checked = (dp <= TOL * (1 + 1e-9)) & (dr <= TOL * (1 + 1e-6))
+    out.update(
+        ik_wall_s=wall,
+        ik_solves_per_s=n / wall,
+        solved_pct=100.0 * float(res.success.double().mean()),
+        solved_checked_pct=100.0 * float((checked & res.success).double().mean()),
+        claimed_but_off=int((res.success & ~checked).sum()),
+        mean_iterations=float(res.iterations.double().mean()),
+        max_iterations=int(res.iterations.max()),
+        mean_restarts=float(res.restarts.double().mean()),
+    )
+
+    T1k = T_host[:1000].copy()
+    panda.ik(T1k, device="cuda", q0=q0)
+    out["batch1000_wall_s"] = _median_time(lambda: panda.ik(T1k, device="cuda", q0=q0), repeats)
+
+    Q = torch.from_numpy(panda.random_configuration(n, rng=SEED + 1)).cuda()
+    panda.fk(Q[:10], device="cuda")
+    out["fk_wall_s"] = _median_time(lambda: panda.fk(Q, device="cuda"), repeats)
+    P = panda.fk(Q[:1000], device="cuda").cpu().numpy()
+    out["fk_max_diff_vs_cpu"] = float(np.abs(P - panda.fk(Q[:1000].cpu().numpy())).max())
+    return out
+
+
+def bench_pytorch_kinematics(n: int) -> dict[str, Any]:
+    """pytorch_kinematics' batched PseudoInverseIK on the GPU, float64, 10 retries."""
+    from importlib import resources
+
+    import pytorch_kinematics as pk
+    import torch
+
+    panda = kinetree.load("panda")
+    T_host = targets(panda, n)
+    with resources.as_file(resources.files("kinetree.models") / "data" / "panda.urdf") as p:
+        urdf = Path(p).read_bytes()
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        chain = pk.build_serial_chain_from_urdf(urdf, "panda_link8").to(
+            dtype=torch.float64, device="cuda"
+        )
+    finally:
+        torch.set_default_dtype(old)
+    lo, hi = panda.limits[:, 0], panda.limits[:, 1]
+    gen = np.random.default_rng(0)
+    retry = np.vstack([np.asarray(panda.q_neutral), lo + (hi - lo) * gen.random((9, 7))])
+    ik = pk.PseudoInverseIK(
+        chain,
+        pos_tolerance=TOL,
+        rot_tolerance=TOL,
+        retry_configs=torch.tensor(retry, dtype=torch.float64, device="cuda"),
+        joint_limits=torch.tensor(panda.limits, dtype=torch.float64, device="cuda"),
+        max_iterations=100,
+        lr=1.0,
+        early_stopping_any_converged=True,
+        clamp_to_limits=True,
+    )
+    goal = pk.Transform3d(matrix=torch.from_numpy(T_host).cuda(), device="cuda")
+    ik.solve(pk.Transform3d(matrix=torch.from_numpy(T_host[:16]).cuda(), device="cuda"))
+    _sync()
+    t = time.perf_counter()
+    sol = ik.solve(goal)
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t
+    conv = sol.converged
+    err = sol.err_pos + sol.err_rot
+    score = torch.where(conv, torch.arange(conv.shape[1], device=err.device).to(err.dtype) - 1e9,
+                        err)  # fmt: skip
+    pick = torch.argmin(score, dim=1)
+    q = sol.solutions[torch.arange(conv.shape[0], device=err.device), pick].cpu().numpy()
+    P = panda.fk(q)
+    dp = np.linalg.norm(P[:, :3, 3] - T_host[:, :3, 3], axis=1)
+    R_err = np.swapaxes(T_host[:, :3, :3], -1, -2) @ P[:, :3, :3]
+    dr = np.linalg.norm(kinetree.spatial.matrix_to_axis_angle(R_err), axis=-1)
+    ok = (dp <= TOL) & (dr <= TOL) & np.all((q >= lo - 1e-9) & (q <= hi + 1e-9), axis=1)
+    return {"pk_n": n, "pk_wall_s": wall, "pk_solves_per_s": n / wall,
+            "pk_solved_pct": 100.0 * float(ok.mean())}  # fmt: skip
+
+
+def bench_cpu_scaling(n: int, threads: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``device="cpu"`` batches, one process per thread count."""
+    code = (
+        "import sys, time, numpy as np; sys.path.insert(0, sys.argv[2]); import kinetree;"
+        "m = kinetree.load('panda'); n = int(sys.argv[1]);"
+        f"T = m.fk(m.random_configuration(n, rng={SEED})); q0 = np.asarray(m.q_neutral);"
+        "m.ik(T[:200], q0=q0); best = 1e9;\n"
+        "for _ in range(3):\n"
+        "    t = time.perf_counter(); r = m.ik(T, q0=q0)\n"
+        "    best = min(best, time.perf_counter() - t)\n"
+        "print(best, float(r.success.mean()))"
+    )
+    rows = []
+    for k in threads:
+        env = dict(os.environ, KINETREE_NUM_THREADS=str(k), NUMBA_NUM_THREADS="1")
+        run = subprocess.run([sys.executable, "-c", code, str(n), str(ROOT / "src")], env=env,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        wall, solved = map(float, run.stdout.split()[-2:])
+        rows.append({"threads": k, "wall_s": wall, "solves_per_s": n / wall,
+                     "solved_pct": 100 * solved})  # fmt: skip
+    base = rows[0]["solves_per_s"] / rows[0]["threads"]
+    for r in rows:
+        r["efficiency_pct"] = 100.0 * r["solves_per_s"] / (r["threads"] * base)
+    return rows
+
+
+def compile_only() -> dict[str, Any]:
+    """Compile the kernels to PTX for sm_90 without a GPU (numba-cuda, NVVM and NVRTC
+    from the nvidia-* wheels) and, where ptxas is found, report registers and local
+    memory per thread."""
+    import shutil
+    import tempfile
+    import types
+
+    import numba.cuda.dispatcher as dispatcher
+    from numba import cuda, float64, int64
+
+    # Device functions ask the current device for its compute capability; there is none.
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
+    from kinetree.gpu import _kernels as K
+    from kinetree.ik.layout import scratch_size
+
+    panda = kinetree.load("panda")
+    n, nq = panda.n_nodes, panda.nq
+    scratch = scratch_size(n, nq, panda.nv, 6, nq, 1)
+    A1, A2, A3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
+    I1, I2 = int64[::1], int64[:, ::1]
+    sigs = {
+        "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
+        "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
+        "ik_dls": (K.ik_kernel("dls", scratch), (I1, A1, A3, A2, int64, A2, A2, A2, I1)),
+    }
+    # The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else the PATH's
+    # (an older one refuses a newer PTX version).
+    ptxas = shutil.which("ptxas")
+    try:
+        import nvidia.cu13 as nv
+
+        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
+        ptxas = str(cand) if cand.exists() else ptxas
+    except ImportError:
+        pass
+    report: dict[str, Any] = {"scratch_floats": scratch}
+    for name, (kern, sig) in sigs.items():
+        t = time.perf_counter()
+        ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
+        entry: dict[str, Any] = {"ptx_bytes": len(ptx), "compile_s": time.perf_counter() - t}
+        if ptxas:
+            with tempfile.TemporaryDirectory() as d:
+                src = Path(d) / f"{name}.ptx"
+                src.write_text(ptx)
+                # -c: the reshape helpers numba-cuda links at load time stay unresolved here
+                cmd = [ptxas, "-c", "-arch=sm_90", "-v", str(src), "-o", str(Path(d) / "k.o")]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines()]
+                keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
+                entry["ptxas"] = keep[-2:] if keep else lines[-3:]
+        report[name] = entry
+        print(name, json.dumps(entry), flush=True)
+    return report
+
+
+def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, Any]]) -> str:
+    lines = [f"GPU: {gpu['device']}; host: {platform.processor() or platform.machine()}, "
+             f"{os.cpu_count()} cores, Python {platform.python_version()}", "",
+             "| measure | kinetree device='cuda' | goal |", "|---|---|---|"]  # fmt: skip
+    lines += [
+        f"| solved (Panda 6D, 1e-6 m / 1e-6 rad, limits) | {gpu['solved_pct']:.3f} % "
+        f"(re-checked by FK: {gpu['solved_checked_pct']:.3f} %) | >= 99.9 % |",
+        f"| solves/s at N = {gpu['n']:,} | {gpu['ik_solves_per_s'] / 1e6:.2f} million "
+        f"({gpu['ik_wall_s'] * 1e3:.1f} ms) | >= 30 million |",
+        f"| batch of 1,000, numpy in/out | {gpu['batch1000_wall_s'] * 1e3:.3f} ms | <= 1 ms |",
+        f"| FK of {gpu['n']:,} configurations | {gpu['fk_wall_s'] * 1e3:.3f} ms | <= 1 ms |",
+        f"| mean / max iterations, mean restarts | {gpu['mean_iterations']:.1f} / "
+        f"{gpu['max_iterations']}, {gpu['mean_restarts']:.2f} | |",
+    ]
+    if pk:
+        ratio = gpu["ik_solves_per_s"] / pk["pk_solves_per_s"]
+        lines.append(
+            f"| pytorch_kinematics PseudoInverseIK (N = {pk['pk_n']:,}, same GPU, fp64) | "
+            f"{pk['pk_solves_per_s']:,.0f} solves/s, {pk['pk_solved_pct']:.2f} % solved; "
+            f"ratio {ratio:,.0f}x | ratio >= 100x |"
+        )
+    if cpu:
+        lines += ["", "| CPU threads | solves/s | efficiency | solved |", "|---|---|---|---|"]
+        for r in cpu:
+            lines.append(f"| {r['threads']} | {r['solves_per_s']:,.0f} | "
+                         f"{r['efficiency_pct']:.0f} % | {r['solved_pct']:.2f} % |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1_000_000, help="targets and FK configurations")
+    ap.add_argument("--pk-n", type=int, default=100_000, help="targets for pytorch_kinematics")
+    ap.add_argument("--cpu-n", type=int, default=50_000, help="targets per CPU scaling run")
+    ap.add_argument("--threads", default="1,2,4,8,16", help="CPU thread counts")
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="N = 100,000, fewer repeats")
+    ap.add_argument("--no-pk", action="store_true", help="skip pytorch_kinematics")
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
+    ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
+    ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    a = ap.parse_args()
+    if a.compile_only:
+        report = compile_only()
+        if a.json:
+            a.json.write_text(json.dumps(report, indent=1))
+        return
+    if a.quick:
+        a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
+    gpu = bench_gpu(a.n, a.repeats)
+    print(json.dumps(gpu), flush=True)
+    pk = None
+    if not a.no_pk:
+        try:
+            pk = bench_pytorch_kinematics(a.pk_n)
+            print(json.dumps(pk), flush=True)
+        except ImportError as exc:
+            print(f"pytorch_kinematics skipped: {exc}", flush=True)
+    cpu = [] if a.no_cpu else bench_cpu_scaling(a.cpu_n, tuple(map(int, a.threads.split(","))))
+    table = _table(gpu, pk, cpu)
+    print(table)
+    if a.json:
+        a.json.write_text(json.dumps({"gpu": gpu, "pk": pk, "cpu": cpu, "table": table}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

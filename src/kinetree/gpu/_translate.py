@@ -1,0 +1,167 @@
+"""The CPU kernels' own source, compiled for a CUDA thread.
+
+kinetree's per-problem IK loop (``ik._loop.solve_one`` and everything it calls) and the
+FK/Jacobian recurrences are written allocation-free with numba's ``@njit``. numba-cuda
+cannot call a CPU dispatcher from device code, but it compiles the same Python source:
+:func:`device` takes an ``@njit`` function's ``py_func``, rebinds every global name that
+refers to another ``@njit`` function to that function's device version (recursively, and
+once per function), and wraps the result in ``cuda.jit(device=True)`` with the same
+``inline`` choice. Extra ``bindings`` play the role of :func:`kinetree._compile.variant`'s
+(the method's step rule, the swing-twist switch).
+
+What cannot compile for CUDA is swapped at this one place, by identity of the CPU function:
+
+* ``ik._tasks.monotonic`` (``clock_gettime`` through ``ctypes``) becomes a read of the
+  GPU's nanosecond ``%globaltimer`` (a three-line CUDA C function linked in), so the
+  per-problem ``time_budget`` means the same on both targets;
+* the name ``np`` is a copy of the numpy namespace whose ``isfinite`` is a device
+  function (numba-cuda has no ``isfinite`` ufunc loop for scalars).
+
+Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the same rebinding runs the
+source as Python, with ``time.monotonic`` as the clock.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import types
+from typing import Any
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+from ..ik import _tasks
+
+__all__ = ["device", "simulator"]
+
+_MEMO: dict[tuple[Any, ...], Any] = {}
+_SHARED: dict[str, Any] = {}
+
+#: CUDA C for the clock: the GPU's global nanosecond timer, in seconds (numba's ABI:
+#: an int status and a pointer to the return value).
+CLOCK_SOURCE = """
+extern "C" __device__ int kinetree_gpu_seconds(double* out) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    *out = (double)t * 1e-9;
+    return 0;
+}
+"""
+
+
+def simulator() -> bool:
+    """Whether numba's CUDA target is its simulator (``NUMBA_ENABLE_CUDASIM=1`` when
+    ``numba.cuda`` was first imported in this process)."""
+    from numba import cuda
+
+    return str(getattr(cuda.jit, "__module__", "")).startswith("numba.cuda.simulator")
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _numpy_shim() -> types.ModuleType:
+    """numpy's namespace with ``isfinite`` as a device function."""
+    shim = _SHARED.get("np")
+    if shim is None:
+        from numba import cuda
+
+        shim = types.ModuleType("kinetree_gpu_numpy")
+        shim.__dict__.update(np.__dict__)
+
+        def isfinite(x: float) -> bool:
+            return math.isfinite(x)
+
+        shim.isfinite = cuda.jit(device=True, inline="always")(isfinite)  # type: ignore[attr-defined]
+        _SHARED["np"] = shim
+    return shim
+
+
+def _clock() -> Any:
+    """The device replacement of ``_tasks.monotonic(buf)`` [s]."""
+    clock = _SHARED.get("clock")
+    if clock is None:
+        from numba import cuda, float64
+
+        if simulator():
+
+            def monotonic(buf: np.ndarray) -> float:
+                return time.monotonic()
+
+        else:
+            source: Any = cuda.CUSource(CLOCK_SOURCE)  # type: ignore[attr-defined]
+            seconds = cuda.declare_device("kinetree_gpu_seconds", float64(), link=[source])
+
+            def monotonic(buf: np.ndarray) -> float:
+                return seconds()
+
+        clock = _SHARED["clock"] = cuda.jit(device=True, inline="always")(monotonic)
+    return clock
+
+
+def _replacement(value: Any) -> Any:
+    if value is _tasks.monotonic:
+        return _clock()
+    if isinstance(value, CPUDispatcher):
+        return device(value)
+    return None
+
+
+def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
+    """The CUDA device function compiled from ``kernel`` (an ``@njit`` function or a
+    plain Python function written to the same rules), with the globals ``bindings``
+    replaced first; the ``@njit`` functions it calls become device functions too.
+    Memoised: one device function per source and bindings."""
+    py = getattr(kernel, "py_func", kernel)
+    key = (py, name, tuple(sorted((k, id(v)) for k, v in bindings.items())))
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    from numba import cuda
+
+    scope = dict(py.__globals__)
+    scope.update(bindings)
+    for nm in _global_names(py.__code__):
+        if nm not in scope:
+            continue
+        if nm == "np" and scope[nm] is np and not simulator():
+            scope[nm] = _numpy_shim()
+            continue
+        new = _replacement(scope[nm])
+        if new is not None:
+            scope[nm] = new
+    fn = types.FunctionType(py.__code__, scope, name or py.__name__, py.__defaults__,
+                            py.__closure__)  # fmt: skip
+    fn.__qualname__ = name or py.__qualname__
+    fn.__module__ = py.__module__
+    fn.__doc__ = py.__doc__
+    options = getattr(kernel, "targetoptions", {})
+    inline = "always" if options.get("inline") == "always" else "never"
+    out = cuda.jit(device=True, inline=inline)(fn)
+    _MEMO[key] = out
+    return out
+
+
+def kernel(source: Any, name: str, **bindings: Any) -> Any:
+    """A CUDA kernel compiled from the plain function ``source`` with ``bindings``
+    (compile-time constants such as local-array sizes, and device functions)."""
+    from numba import cuda
+
+    scope = dict(source.__globals__)
+    scope.update(bindings)
+    for nm in _global_names(source.__code__):
+        if nm in scope and nm not in bindings:
+            new = _replacement(scope[nm])
+            if new is not None:
+                scope[nm] = new
+    fn = types.FunctionType(source.__code__, scope, name, source.__defaults__,
+                            source.__closure__)  # fmt: skip
+    fn.__qualname__ = name
+    fn.__module__ = source.__module__
+    return cuda.jit(fn)

@@ -1,0 +1,355 @@
+"""``Model.fk``, ``Model.jacobian`` and ``Model.ik`` with ``device="cuda"``.
+
+Validation is the CPU path's (the same templates, options, limits and result type);
+the kernels are the CPU kernels' source compiled for a GPU thread (:mod:`._kernels`).
+numpy in, numpy out; GPU arrays in, GPU arrays out, with no copy through the host
+(the one exception: 8 bytes that say whether any problem had bad input, so that bad
+input raises as on the CPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_array
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..ik import layout as L
+from ..ik.options import IKOptions, resolve
+from ..ik.problem import Template, apply_couplings, as_q0, build_problem, template
+from ..ik.result import IKResult, make_result
+from ..kinematics import needed_nodes, packed
+from ..model import Model
+from . import _kernels as K
+from ._arrays import as_device, check_device, cuda_runtime, is_gpu_array, like_input
+from ._translate import simulator
+
+__all__ = ["fk", "ik", "jacobian"]
+
+#: Threads per block: IK threads hold a few KB of local scratch and many registers.
+IK_THREADS = 64
+FK_THREADS = 128
+
+_MODEL_ON_DEVICE: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_TEMPLATE_ON_DEVICE: weakref.WeakKeyDictionary[Template, tuple[Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
+    """``(blocks, threads)``: enough blocks for ``n`` items, at most ``per_sm`` per
+    multiprocessor (the kernels loop over the rest). The simulator runs every thread
+    as a Python thread: one small block there."""
+    if simulator():
+        return 1, max(1, min(n, 4))
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return max(1, min(math.ceil(n / threads), sms * per_sm)), threads
+
+
+def _model_arrays(cuda: Any, model: Model, node: int) -> tuple[Any, Any, Any]:
+    """``(fdata, idata, nodes)`` on the GPU, kept per model and frame."""
+    cache = _MODEL_ON_DEVICE.get(model)
+    if cache is None:
+        cache = _MODEL_ON_DEVICE[model] = {}
+    hit = cache.get(node)
+    if hit is None:
+        fdata, idata = packed(model)
+        nodes = needed_nodes(model, (node,))
+        hit = cache[node] = (cuda.to_device(fdata), cuda.to_device(idata),
+                             cuda.to_device(np.ascontiguousarray(nodes)))  # fmt: skip
+    return hit
+
+
+def _configurations(cuda: Any, model: Model, q: Any) -> tuple[Any, tuple[int, ...], bool]:
+    """``(Q (N, nq) on the GPU, batch shape, whether q was a GPU array)``."""
+    if is_gpu_array(q):
+        d = as_device(cuda, q, "q", (model.nq,))
+        batch = tuple(d.shape[:-1])
+        return d.reshape(math.prod(batch), model.nq), batch, True
+    qa = as_array(q, "q", (model.nq,))
+    batch = qa.shape[:-1]
+    Q = np.ascontiguousarray(qa.reshape(math.prod(batch), model.nq), dtype=np.float64)
+    return cuda.to_device(Q), batch, False
+
+
+def fk(model: Model, q: Any, frame: str | None = None, *, device: str = "cuda") -> Any:
+    """World pose ``(..., 4, 4)`` of ``frame`` at ``q``, computed on ``device``."""
+    if check_device(device) == "cpu":
+        return model.fk(q, frame)
+    cuda = cuda_runtime()
+    node = model.frame_index(frame)
+    Qd, batch, on_gpu = _configurations(cuda, model, q)
+    N = Qd.shape[0]
+    out = cuda.device_array((N, 1, 4, 4))
+    if N:
+        fdata, idata, nodes = _model_arrays(cuda, model, node)
+        frames = cuda.to_device(np.array([node], dtype=np.int64))
+        blocks, threads = _grid(cuda, N, FK_THREADS, 16)
+        K.fk_kernel(model.n_nodes)[blocks, threads](Qd, fdata, idata, nodes, frames, out)
+    out = out.reshape(*batch, 4, 4)
+    return like_input(q, out) if on_gpu else out.copy_to_host()
+
+
+def jacobian(
+    model: Model, q: Any, frame: str | None = None, point: Any = None, *, device: str = "cuda"
+) -> Any:
+    """Geometric Jacobian ``(..., 6, nv)`` of ``frame`` (or of ``point`` in its
+    coordinates [m]) at ``q``, computed on ``device``; see :func:`kinetree.kinematics.jacobian`."""
+    if check_device(device) == "cpu":
+        return model.jacobian(q, frame, point)
+    if model.nq != model.nv:
+        raise UnsupportedError(
+            "device='cuda' Jacobians are for models without quaternion joints (nq == nv); "
+            "the CPU path takes them"
+        )
+    cuda = cuda_runtime()
+    node = model.frame_index(frame)
+    off = np.zeros(3)
+    if point is not None:
+        off = as_array(point, "point", (3,))
+        if off.shape != (3,):
+            raise ShapeError(f"point must be one offset of shape (3,), got {off.shape}")
+    Qd, batch, on_gpu = _configurations(cuda, model, q)
+    N = Qd.shape[0]
+    out = cuda.device_array((N, 6, model.nv))
+    if N:
+        fdata, idata, nodes = _model_arrays(cuda, model, node)
+        blocks, threads = _grid(cuda, N, FK_THREADS, 16)
+        K.jacobian_kernel(model.n_nodes)[blocks, threads](
+            Qd, fdata, idata, nodes, node, cuda.to_device(np.ascontiguousarray(off)), out
+        )
+    out = out.reshape(*batch, 6, model.nv)
+    return like_input(q, out) if on_gpu else out.copy_to_host()
+
+
+# --- IK ------------------------------------------------------------------------------------------
+
+
+def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
+    if options is None:
+        opts = resolve(kwargs)
+    elif not isinstance(options, IKOptions):
+        raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
+    else:
+        opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if opts.method not in K.GPU_METHODS:
+        raise UnsupportedError(
+            f"method {opts.method!r} does not run on the GPU (the SVD methods and the "
+            f"Python ones stay on the CPU); GPU methods are: {', '.join(K.GPU_METHODS)}"
+        )
+    if opts.record:
+        raise UnsupportedError("record=True keeps a history of single solves: use the CPU")
+    if opts.pin:
+        raise UnsupportedError("pin= is for single solves: use the CPU, or add Pose targets")
+    return opts
+
+
+def _template_buffers(cuda: Any, tpl: Template) -> tuple[Any, Any]:
+    hit = _TEMPLATE_ON_DEVICE.get(tpl)
+    if hit is None:
+        hit = _TEMPLATE_ON_DEVICE[tpl] = (cuda.to_device(tpl.ibuf), cuda.to_device(tpl.fbuf))
+    return hit
+
+
+_POSE_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
+
+
+def _pose_template(model: Model, frame: str | None, opts: IKOptions) -> Template:
+    """The template of one plain pose target on ``frame``, kept per model and options."""
+    if frame is not None and not isinstance(frame, str):
+        raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
+    cache = _POSE_TEMPLATES.get(model)
+    if cache is None:
+        cache = _POSE_TEMPLATES[model] = {}
+    key = (frame, opts.layout_key())
+    tpl = cache.get(key)
+    if tpl is None:
+        name = frame if frame is not None else model.end_effectors[0]
+        tpl = template(model, (name,), (L.KIND_FRAME,), np.ones((1, 6)), np.zeros((1, 3)),
+                       opts.layout_key())  # fmt: skip
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = tpl
+    return tpl
+
+
+def _is_pose_array(target: Any) -> bool:
+    if is_gpu_array(target):
+        return True
+    return (
+        type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4)
+        and target.size > 0
+    )  # fmt: skip
+
+
+def _pose_problem(
+    cuda: Any, model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any
+) -> tuple[Template, Any, Any, tuple[int, ...]]:
+    """Pose batches ``(..., 4, 4)`` go to the kernel raw, as the CPU's fast path hands a
+    numpy pose: GPU arrays in place, numpy arrays in one copy."""
+    if is_gpu_array(target):
+        P = as_device(cuda, target, "target", (4, 4))
+        batch = tuple(P.shape[:-2]) or (1,)  # a GPU target gives batch-shaped results
+    else:
+        host = np.ascontiguousarray(target, dtype=np.float64)
+        batch = host.shape[:-2]
+        P = cuda.to_device(host.reshape(-1, 4, 4))
+    B = math.prod(batch)
+    if B == 0:
+        raise InvalidValueError(f"the batch of target poses is empty (shape {tuple(P.shape)})")
+    tpl = _pose_template(model, frame, opts)
+    nq = model.nq
+    if q0 is None:
+        Q0 = _neutral(cuda, model)
+    elif is_gpu_array(q0):
+        Q0 = as_device(cuda, q0, "q0", (nq,))
+        if Q0.ndim == 1:
+            Q0 = Q0.reshape(1, nq)
+        elif tuple(Q0.shape[:-1]) != batch:
+            raise ShapeError(f"q0 must have shape ({nq},) or {(*batch, nq)}, got {Q0.shape}")
+        else:
+            Q0 = Q0.reshape(B, nq)
+    else:
+        qa = as_q0(model, q0, batch)
+        Q0 = cuda.to_device(np.ascontiguousarray(qa, dtype=np.float64).reshape(-1, nq))
+    return tpl, P.reshape(B, 4, 4), Q0, batch
+
+
+def _neutral(cuda: Any, model: Model) -> Any:
+    cache = _MODEL_ON_DEVICE.get(model)
+    if cache is None:
+        cache = _MODEL_ON_DEVICE[model] = {}
+    hit = cache.get("neutral")
+    if hit is None:
+        q = np.ascontiguousarray(model.q_neutral, dtype=np.float64).reshape(1, model.nq)
+        hit = cache["neutral"] = cuda.to_device(q)
+    return hit
+
+
+def ik(
+    model: Model,
+    target: Any,
+    frame: str | None = None,
+    *,
+    q0: Any = None,
+    options: IKOptions | None = None,
+    device: str = "cuda",
+    **kwargs: Any,
+) -> IKResult:
+    """:func:`kinetree.ik.solve` on ``device``: the same targets, options, limits,
+    restarts and :class:`~kinetree.ik.IKResult`. Pose batches ``(..., 4, 4)`` given as
+    GPU arrays are solved in place and the result's arrays stay on the GPU (of the
+    input's kind; ``message`` is then one line, not one per problem)."""
+    if check_device(device) == "cpu":
+        return model.ik(target, frame, q0=q0, options=options, **kwargs)
+    t0 = time.perf_counter()
+    opts = _options(options, kwargs)
+    cuda = cuda_runtime()
+    on_gpu = is_gpu_array(target)
+    if on_gpu and model.couplings:
+        raise UnsupportedError(
+            f"model {model.name!r} has coupled coordinates (MJCF joint equalities), which "
+            "are written on the host: give the targets as a numpy array, or use the CPU"
+        )
+    if _is_pose_array(target):
+        tpl, targets, Q0, batch = _pose_problem(cuda, model, target, frame, opts, q0)
+    else:
+        prob = build_problem(model, target, frame, opts, q0)
+        tpl, batch = prob.template, prob.batch
+        B = math.prod(batch) if batch else 1
+        targets = cuda.to_device(np.ascontiguousarray(
+            prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64))  # fmt: skip
+        Q0 = cuda.to_device(np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq))
+    if tpl.has_swing_twist:
+        raise UnsupportedError(
+            "swing-twist limits are projected by a CPU routine that allocates; "
+            "device='cuda' solves models without them (or with those joints inactive)"
+        )
+    out = _launch(cuda, tpl, targets, Q0, opts)
+    if on_gpu:
+        return _device_result(cuda, tpl, out, batch, target, t0)
+    rows = out.copy_to_host()
+    if model.couplings:
+        apply_couplings(model, rows[:, : model.nq])
+    return _host_result(tpl, rows, batch, t0)
+
+
+def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
+    model = tpl.model
+    nq, T = model.nq, tpl.n_targets
+    B = targets.shape[0]
+    if Q0.shape[0] not in (1, B):
+        raise ShapeError(f"q0 has {Q0.shape[0]} rows for {B} targets")
+    scratch = L.scratch_size(model.n_nodes, nq, model.nv, tpl.rows.shape[0],
+                             tpl.active_idx.shape[0], T)  # fmt: skip
+    kern = K.ik_kernel(opts.kernel_method, scratch)
+    ibuf, fbuf = _template_buffers(cuda, tpl)
+    out = cuda.device_array((B, L.result_size(nq, T)))
+    hist_q = cuda.device_array((0, nq))
+    hist_e = cuda.device_array((0, 2))
+    counter = cuda.to_device(np.zeros(1, dtype=np.int64))
+    blocks, threads = _grid(cuda, B, IK_THREADS, 16)
+    kern[blocks, threads](ibuf, fbuf, targets, Q0, opts.draw_seed(), out, hist_q, hist_e,
+                          counter)  # fmt: skip
+    return out
+
+
+def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) -> IKResult:
+    from ..ik.solve import raise_status
+
+    nq, T = tpl.model.nq, tpl.n_targets
+    r = L.read_result(out, nq, T)
+    bad = r["status"] > L.ST_NOT_CONVERGED
+    if np.any(bad):
+        first = int(np.argmax(bad))
+        where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
+        raise_status(int(r["status"][first]), where if batch else "")
+    return make_result(
+        q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
+        orientation_error=r["orientation_error"], iterations=r["iterations"],
+        restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
+        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+    )  # fmt: skip
+
+
+def _device_result(
+    cuda: Any, tpl: Template, out: Any, batch: tuple[int, ...], like: Any, t0: float
+) -> IKResult:
+    from ..ik.solve import raise_status
+
+    nq, T = tpl.model.nq, tpl.n_targets
+    B = out.shape[0]
+    q = cuda.device_array((B, nq))
+    pe = cuda.device_array((B, T))
+    oe = cuda.device_array((B, T))
+    success = cuda.device_array(B, dtype=np.bool_)
+    iterations = cuda.device_array(B, dtype=np.int64)
+    restarts = cuda.device_array(B, dtype=np.int64)
+    reachable = cuda.device_array(B, dtype=np.bool_)
+    worst = cuda.to_device(np.zeros(1, dtype=np.int64))
+    blocks = math.ceil(B / 128)
+    if simulator():
+        blocks, threads = B, 1
+    else:
+        threads = 128
+    K.split_kernel()[blocks, threads](out, nq, T, q, pe, oe, success, iterations, restarts,
+                                      reachable, worst)  # fmt: skip
+    status = int(worst.copy_to_host()[0])  # 8 bytes: did any problem have bad input?
+    if status > L.ST_NOT_CONVERGED:
+        raise_status(status, " (a problem of the GPU batch)")
+
+    def shaped(d: Any, *tail: int) -> Any:
+        return like_input(like, d.reshape(*batch, *tail))
+
+    return IKResult(
+        q=shaped(q, nq), success=shaped(success), position_error=shaped(pe, T),
+        orientation_error=shaped(oe, T), iterations=shaped(iterations),
+        restarts=shaped(restarts), elapsed=time.perf_counter() - t0,
+        message="solved on the GPU: per-problem outcomes are in success and reachable",
+        reachable=shaped(reachable), frames=tpl.frames, method=tpl.method,
+    )  # fmt: skip
