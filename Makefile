@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench bench-peers test-interop test-browser fuzz clean test-bvh-corpus
+.PHONY: demo test lint bench bench-peers bench-diffik test-interop test-browser fuzz clean test-bvh-corpus
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinema
 bench-peers: $(STAMP)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e ".[peers]"
+
+# One-step differential IK beside mink and pink on the Panda scene (docs/benchmarks.md).
+bench-diffik: $(STAMP)
+	$(BIN)/pip install -q -e ".[qp]" mink pin-pink example-robot-data
+	$(BIN)/python benchmarks/diffik.py
 
 test-interop: $(STAMP)
 	$(BIN)/pip install -q example-robot-data dm-control gymnasium-robotics

@@ -46,7 +46,8 @@ def test_whole_body_ik_on_the_built_in_humanoid() -> None:
         qt[:3] = rng.uniform(-0.3, 0.3, 3)
         qt[3:7] = quat_exp(rng.uniform(-0.3, 0.3, 3))
         tg = {f: h.fk(qt, f) for f in ("hand_r", "hand_l", "foot_r", "foot_l")}
-        r = h.ik(tg, time_budget=None, restarts=300)  # a count, not a wall clock: the same on a loaded machine
+        # a count of restarts, not a wall clock: the same on a loaded machine
+        r = h.ik(tg, time_budget=None, restarts=300)
         solved += bool(r.success)
         if r.success:
             for f, T in tg.items():

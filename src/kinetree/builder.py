@@ -255,6 +255,8 @@ class ModelBuilder:
         self._swing_twist: dict[str, tuple[np.ndarray, float, float, float]] = {}
         self._geometry: dict[str, list[Geometry]] = {}
         self._couplings: list[tuple[str, str | None, float, float]] = []
+        self._inertials: dict[str, tuple[float, tuple[float, float, float]]] = {}
+        self._velocity_limits: dict[str, float] = {}
         #: How :meth:`build` picks end effectors when none were set: ``"leaves"`` (every
         #: leaf frame) or ``"tips"`` (:func:`movable_tips`, what the URDF loader uses).
         self.default_end_effectors: str = "leaves"
@@ -546,6 +548,43 @@ class ModelBuilder:
         self._geometry.setdefault(link, []).append(geom)
         return self
 
+    def set_inertial(
+        self, link: str, mass: float, com: ArrayLike = (0.0, 0.0, 0.0)
+    ) -> ModelBuilder:
+        """Give ``link`` a ``mass`` [kg] >= 0 with its centre of mass ``com`` [m] in the
+        link frame (:attr:`Model.inertials`; :meth:`Model.com` reads them). Raises
+        :class:`~kinetree.errors.InvalidValueError` for a negative or non-finite mass
+        or a non-finite ``com``."""
+        link = _name(link, "set_inertial: link name")
+        m = _number(mass, f"link {link!r}: mass")
+        if m < 0.0:
+            raise InvalidValueError(f"link {link!r}: mass must be >= 0 [kg], got {m:g}")
+        c = np.asarray(com, dtype=np.float64) if not isinstance(com, str) else np.zeros(0)
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise InvalidValueError(
+                f"link {link!r}: centre of mass must be 3 finite numbers [m], got {shown(com)}"
+            )
+        self._inertials[link] = (m, (float(c[0]), float(c[1]), float(c[2])))
+        return self
+
+    def set_velocity_limit(self, joint: str, limit: float) -> ModelBuilder:
+        """Bound the speed of ``joint`` (a coordinate, or a ball joint's three DoF) by
+        ``limit`` > 0 [rad/s or m/s] (:attr:`Model.velocity_limits`; inf: no bound).
+        Raises :class:`~kinetree.errors.InvalidValueError` for a limit that is not > 0."""
+        joint = _name(joint, "set_velocity_limit: joint name")
+        v = float("nan")
+        try:
+            v = float(limit)
+        except (TypeError, ValueError):
+            pass
+        if not v > 0.0:
+            raise InvalidValueError(
+                f"joint {joint!r}: velocity limit must be > 0 [rad/s or m/s], got {shown(limit)}"
+            )
+        if v != float("inf"):
+            self._velocity_limits[joint] = v
+        return self
+
     def set_end_effectors(self, *frames: str) -> ModelBuilder:
         """Default IK frames (otherwise: every leaf frame), one name per argument."""
         for f in frames:
@@ -785,6 +824,12 @@ class ModelBuilder:
         for link in self._geometry:
             if link not in frames:
                 raise unknown_name("frame", link, frames)
+        for link in self._inertials:
+            if link not in frames:
+                raise unknown_name("frame", link, frames)
+        for jn in self._velocity_limits:
+            if jn not in dof_names and jn not in groups:
+                raise unknown_name("joint", jn, dof_names)
         model = Model(
             name=self.name,
             node_names=tuple(node_names),
@@ -810,6 +855,8 @@ class ModelBuilder:
             geometry={k: tuple(v) for k, v in self._geometry.items()},
             ball_limits=ball_limits,
             couplings=self._coupling_rows(coord_of, dof_names, quaternions),
+            inertials=dict(self._inertials),
+            velocity_limits=dict(self._velocity_limits),
         )
         for p, joints_ in self._presets.items():
             try:

@@ -955,6 +955,7 @@ def bvh_retarget_cmd(
 
 
 # Commands kept in their own modules register themselves on ``app``.
+from . import cli_reach as _cli_reach  # noqa: E402, F401
 from . import cli_retarget as _cli_retarget  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover

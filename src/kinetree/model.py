@@ -148,6 +148,14 @@ class Model:
     #: multiplier * q[source] + offset`` (``source`` -1: ``q[joint] = offset``). FK reads
     #: every coordinate as given; IK moves only the source and writes the joint.
     couplings: tuple[tuple[int, int, float, float], ...] = ()
+    # --- mass and speed (kinetree.diffik: centre of mass, velocity limits) -----------
+    #: Link inertial data by frame name: ``(mass [kg], centre of mass (x, y, z) [m] in
+    #: the frame)`` (URDF ``<inertial>``, MJCF ``body_mass``/``body_ipos``); frames
+    #: without it weigh nothing (default: no masses at all).
+    inertials: Mapping[str, tuple[float, tuple[float, float, float]]] = field(default_factory=dict)
+    #: Joint speed limits by coordinate (or ball-joint) name [rad/s or m/s] (URDF
+    #: ``<limit velocity>``); absent: unlimited (MJCF has none).
+    velocity_limits: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for attr in (
@@ -728,3 +736,40 @@ class Model:
         from .collision.robot import distance_query
 
         return distance_query(self, q, obstacles, self_collision, options, margin)
+
+    # --- mass and speed (thin delegation; the work is in kinetree.diffik.mass) ---------
+
+    @cached_property
+    def max_velocity(self) -> np.ndarray:
+        """``(nv,)`` joint speed limits [rad/s or m/s] from :attr:`velocity_limits`
+        (inf where a DoF has none)."""
+        out = np.full(self.nv, np.inf)
+        for name, limit in self.velocity_limits.items():
+            out[self.v_indices(name)] = float(limit)
+        return _frozen(out)
+
+    @property
+    def total_mass(self) -> float:
+        """Sum of the link masses [kg] of :attr:`inertials` (0 without any)."""
+        return float(sum(m for m, _ in self.inertials.values()))
+
+    def com(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass ``(..., 3)`` [m] in the world frame at ``q`` (..., nq)."""
+        from .diffik.mass import com
+
+        return com(self, q)
+
+    def com_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """Jacobian ``(..., 3, nv)`` of the centre of mass [m per unit motion] at ``q``."""
+        from .diffik.mass import com_jacobian
+
+        return com_jacobian(self, q)
+
+    def manipulability(self, q: ArrayLike, frame: str | None = None,
+                       rows: str = "all") -> np.ndarray:  # fmt: skip
+        """Yoshikawa's manipulability ``sqrt(det(J J^T))`` of ``frame`` at ``q`` (...,
+        nq), with ``J`` the geometric Jacobian's ``rows``: "all" (6), "position" or
+        "orientation" (3). Zero at a singularity."""
+        from .diffik.mass import manipulability
+
+        return manipulability(self, q, frame, rows)

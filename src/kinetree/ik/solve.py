@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import compiled, notice
+from .._progress import progress
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError, UnsupportedError
 from ..model import Model
@@ -241,11 +242,12 @@ def run(
             with notice(kernel):
                 kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
     else:
+        with notice(kernel), progress(B, "ik") as tick:  # a bar on stderr after 2 s
 
-        def part(a: int, b: int) -> None:
-            kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+            def part(a: int, b: int) -> None:
+                kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, a, b)
+                tick(b - a)
 
-        with notice(kernel):
             run_chunks(part, B, max(4, min(64, B // (8 * n_threads()) or 1)))
     if tpl.model.couplings:
         apply_couplings(tpl.model, out[:, :nq])

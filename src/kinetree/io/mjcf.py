@@ -453,6 +453,9 @@ def from_mujoco(
         )
     for frame, geom in geoms:
         b.add_geometry(frame, geom)
+    for i in range(1, m.nbody):  # MuJoCo's compiled masses and centres (body frame)
+        if float(m.body_mass[i]) > 0.0:
+            b.set_inertial(names.bodies[i], float(m.body_mass[i]), np.array(m.body_ipos[i]))
     b.set_neutral(neutral)
     b.metadata.update(
         source=str(source) if source is not None else "<MjModel>",

@@ -229,6 +229,7 @@ def load_urdf(
         mimic,
         geometry,
         floating_base=bool(floating_base),
+        full=root,
     )
 
 
@@ -370,6 +371,7 @@ def _to_model(
     geometry: dict[str, list[Geometry]] | None = None,
     *,
     floating_base: bool = False,
+    full: ET.Element | None = None,
 ) -> Model:
     urdf = robot.robot  # type: ignore[attr-defined]
     joints = list(urdf.joints)
@@ -473,7 +475,67 @@ def _to_model(
         for shape in shapes:
             b.add_geometry(link, shape)
     with _in_file(source):
+        if full is not None:
+            _mass_and_speed(b, full, source)
         return b.build()
+
+
+def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
+    """Link masses and centres of mass (``<inertial>``: ``<mass value>`` and ``<origin
+    xyz>``; the inertia tensor is not used) and joint speed limits (``<limit velocity>``
+    of one-coordinate joints without ``<mimic>``; 0 or missing: none) into the builder.
+    Read from the whole file, after the kinematics: a value that is not a finite
+    number >= 0 (mass) or > 0 (speed) is skipped with a warning, never an error."""
+
+    def number(text: str | None) -> float | None:
+        try:
+            return float(text) if text is not None else None
+        except ValueError:
+            return float("nan")
+
+    for el in root.iter("link"):
+        inertial = el.find("inertial")
+        name = el.get("name")
+        if inertial is None or not name:
+            continue
+        mass_el = inertial.find("mass")
+        mass = number(mass_el.get("value")) if mass_el is not None else None
+        origin = inertial.find("origin")
+        xyz = (origin.get("xyz") if origin is not None else None) or "0 0 0"
+        com = _numbers(xyz, 3)
+        if mass is None:
+            continue
+        if (
+            com is None
+            or not (math.isfinite(mass) and mass >= 0.0)
+            or not all(math.isfinite(v) for v in com)
+        ):
+            warnings.warn(
+                f"{source}: link {name!r}: <inertial> mass {mass:g} or origin "
+                f"xyz={xyz!r} is not usable; kinetree gives the link no mass",
+                URDFWarning,
+                stacklevel=4,
+            )
+            continue
+        b.set_inertial(name, mass, com)
+    for el in root.iter("joint"):
+        limit = el.find("limit")
+        name = el.get("name")
+        if (limit is None or not name or el.get("type") not in _ONE_COORDINATE
+                or el.find("mimic") is not None):  # fmt: skip
+            continue
+        v = number(limit.get("velocity"))
+        if v is None or v == 0.0 or v == float("inf"):
+            continue
+        if not v > 0.0:
+            warnings.warn(
+                f"{source}: joint {name!r}: <limit velocity={limit.get('velocity')!r}> is not "
+                "a number > 0; kinetree reads it as no speed limit",
+                URDFWarning,
+                stacklevel=4,
+            )
+            continue
+        b.set_velocity_limit(name, v)
 
 
 def _floating_root(links: set[str]) -> str:

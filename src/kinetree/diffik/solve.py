@@ -1,0 +1,111 @@
+"""Differential IK to convergence: one-step solves, integrated until the goals are met."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._validate import as_array
+from ..errors import InvalidValueError
+from ..model import Model
+from .qp import NoSolutionError
+from .step import _check, levels_of, step_delta
+
+__all__ = ["DiffIKResult", "solve"]
+
+
+@dataclass(frozen=True, eq=False)
+class DiffIKResult:
+    """The outcome of :func:`solve`.
+
+    ``q`` (nq,) the last configuration; ``success``: every goal task's error is within
+    ``tolerance`` and every limit holds at ``q``; ``steps`` taken; ``errors`` the goal
+    tasks' final error sizes (one per goal task); ``history`` (steps + 1, nq) when
+    recorded; ``message`` says why it stopped.
+    """
+
+    q: np.ndarray
+    success: bool
+    steps: int
+    errors: tuple[float, ...]
+    message: str
+    history: np.ndarray | None = field(default=None, repr=False)
+
+
+def solve(
+    model: Model,
+    q0: ArrayLike,
+    tasks: Any,
+    dt: float = 1.0,
+    limits: Any = (),
+    *,
+    solver: str = "kinetree",
+    damping: float = 1e-12,
+    tolerance: float = 1e-6,
+    max_steps: int = 500,
+    goals: Any = None,
+    record: bool = False,
+    **solver_options: Any,
+) -> DiffIKResult:
+    """Iterate :func:`~kinetree.diffik.solve_step` from ``q0`` with steps of ``dt`` [s]
+    until the goal tasks' errors (``goals``: default the tasks of the first level that
+    have targets: frame and centre-of-mass tasks) are at most ``tolerance`` [m or rad],
+    or ``max_steps`` steps, or a step that no longer moves (below 1e-12). Never raises
+    on a failed solve: an infeasible step ends the loop with ``success=False``.
+    """
+    q, step, lims, lam = _check(model, q0, dt, limits, damping)
+    levels = levels_of(tasks)
+    tol = float(as_array(tolerance, "tolerance"))
+    if not tol > 0.0:
+        raise InvalidValueError(f"tolerance must be > 0, got {tol:g}")
+    if int(max_steps) < 0:
+        raise InvalidValueError(f"max_steps must be >= 0, got {max_steps}")
+    goal_tasks = [t for t in levels[0] if t.goal] if goals is None else list(goals)
+    q = model.normalize(q)
+    history = [q.copy()] if record else []
+
+    def errors(qc: np.ndarray) -> tuple[float, ...]:
+        return tuple(t.error_norm(model, qc) for t in goal_tasks)
+
+    def done(qc: np.ndarray) -> bool:
+        return all(e <= tol for e in errors(qc)) and all(
+            lim.satisfied(model, qc, 1e-6) for lim in lims
+        )
+
+    message = f"not converged after {int(max_steps)} steps"
+    steps = 0
+    while True:
+        if done(q):
+            message = "converged"
+            break
+        if steps >= int(max_steps):
+            break
+        try:
+            dq = step_delta(model, q, levels, step, lims, solver, lam, **solver_options)
+        except NoSolutionError as exc:
+            message = f"stopped: {exc}"
+            break
+        if not np.all(np.isfinite(dq)):  # pragma: no cover - the solvers return finite steps
+            message = "stopped: the step is not finite"
+            break
+        q = model.integrate(q, dq)
+        steps += 1
+        if record:
+            history.append(q.copy())
+        if float(np.max(np.abs(dq), initial=0.0)) < 1e-12:
+            message = "stalled: the step vanished before the goals were met"
+            if done(q):
+                message = "converged"
+            break
+    ok = done(q)
+    return DiffIKResult(
+        q=q,
+        success=ok,
+        steps=steps,
+        errors=errors(q),
+        message=message if ok or message != "converged" else "limits violated",
+        history=np.array(history) if record else None,
+    )
