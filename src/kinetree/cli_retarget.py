@@ -7,6 +7,7 @@ every command: :func:`kinetree.retarget`, :func:`kinetree.anim.retarget_folder` 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -126,7 +127,7 @@ def retarget_cmd(
             "--scheduler",
             metavar="ADDRESS",
             help="A folder run on this Dask scheduler (tcp://host:8786; needs dask.distributed) "
-            "instead of local processes.",
+            "through kinetree.distributed.map, instead of local processes.",
         ),
     ] = None,
     self_collision: Annotated[
@@ -194,14 +195,15 @@ def retarget_cmd(
     if len(paths) > 1 or Path(paths[0]).is_dir():
         if scheduler is not None:
             try:
-                from dask.distributed import Client
+                from .distributed import map as cluster_map
             except ImportError as exc:
                 raise UnsupportedError(
                     "--scheduler needs dask.distributed: pip install 'dask[distributed]'"
                 ) from exc
-            with Client(scheduler) as client:
-                run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
-                                      executor=client, **options)  # fmt: skip
+            # ordered, each clip exactly once, a progress bar (kinetree.distributed.map)
+            on_cluster = functools.partial(cluster_map, client=scheduler, label="retarget")
+            run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
+                                  executor=on_cluster, **options)  # fmt: skip
         else:
             run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
                                   workers=jobs, **options)  # fmt: skip
