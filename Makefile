@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench bench-peers bench-diffik test-interop test-browser fuzz clean
+.PHONY: demo test lint bench bench-peers bench-diffik test-interop test-browser fuzz clean test-bvh-corpus
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -62,3 +62,11 @@ fuzz: $(STAMP)
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+# BVH files whose licences keep them out of the repository (MocapNET, Bandai-Namco), checked
+# against the independent FK like tests/data/bvh_corpus (which `make test` runs): make the
+# folder with tests/data/bvh_corpus/collect.py MIRRORS DIR --only extra, then
+# make test-bvh-corpus BVH_CORPUS_EXTRA=DIR
+test-bvh-corpus: $(STAMP)
+	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python -m pytest -q tests/test_bvh_corpus.py
+	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python tests/test_bvh_corpus.py

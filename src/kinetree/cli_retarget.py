@@ -7,6 +7,7 @@ every command: :func:`kinetree.retarget`, :func:`kinetree.anim.retarget_folder` 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ import typer
 
 from . import data as _data
 from .cli import EPILOG, EXIT_FAILED, app, cli_errors, table
-from .errors import InvalidValueError, KinetreeError
+from .errors import InvalidValueError, KinetreeError, UnsupportedError
 
 __all__ = ["retarget_cmd"]
 
@@ -120,6 +121,22 @@ def retarget_cmd(
             help="Worker processes of a folder run (default: every core).",
         ),
     ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="A folder run on this Dask scheduler (tcp://host:8786; needs dask.distributed) "
+            "through kinetree.distributed.map, instead of local processes.",
+        ),
+    ] = None,
+    self_collision: Annotated[
+        bool,
+        typer.Option(
+            "--self-collision",
+            help="Keep the robot's links apart in the IK (needs the constrained IK).",
+        ),
+    ] = False,
     scale: Annotated[
         float | None,
         typer.Option("--scale", metavar="M", help="Metres per source unit (default: guessed)."),
@@ -171,11 +188,25 @@ def retarget_cmd(
         "source_scale": scale, "up": up, "contacts": not no_contacts,
         "max_joint_speed": _speed(max_speed), "smooth": smooth,
     }  # fmt: skip
+    if self_collision:
+        options["self_collision"] = True
     paths = [_source(s) for s in sources]
     clips = [c for p in paths for c in clips_in(p)]
     if len(paths) > 1 or Path(paths[0]).is_dir():
-        run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
-                              workers=jobs, **options)  # fmt: skip
+        if scheduler is not None:
+            try:
+                from .distributed import map as cluster_map
+            except ImportError as exc:
+                raise UnsupportedError(
+                    "--scheduler needs dask.distributed: pip install 'dask[distributed]'"
+                ) from exc
+            # ordered, each clip exactly once, a progress bar (kinetree.distributed.map)
+            on_cluster = functools.partial(cluster_map, client=scheduler, label="retarget")
+            run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
+                                  executor=on_cluster, **options)  # fmt: skip
+        else:
+            run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
+                                  workers=jobs, **options)  # fmt: skip
         if as_json:
             typer.echo(json.dumps([
                 {"source": o.source, "output": o.output, "frames": o.frames,

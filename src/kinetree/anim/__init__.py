@@ -28,7 +28,7 @@ from .motion import Motion, to_clip
 from .reach import reach
 from .retarget import retarget
 from .retarget_maps import ROBOT_MAPS, SKELETON_MAPS, RetargetMap, guess_map, make_map
-from .retarget_quality import retarget_quality
+from .retarget_quality import retarget_quality, self_collision_frames
 from .robot_retarget import retarget_robot
 from .robots import free_base, load_robot
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
@@ -54,6 +54,7 @@ __all__ = [
     "retarget",
     "retarget_quality",
     "retarget_robot",
+    "self_collision_frames",
     "sequence_matrix",
     "slerp",
     "to_clip",

@@ -5,6 +5,12 @@ each with one IK thread so they do not fight over cores), writes one output per 
 and returns a :class:`DatasetRun`: one :class:`ClipOutcome` per clip with its time and
 quality numbers, or the error that stopped it. A clip that fails is listed and the rest
 finish. :meth:`DatasetRun.table` is the summary as a Markdown table.
+
+On a cluster, pass ``executor=``: anything with ``submit(fn, *args)`` returning futures
+with ``.result()`` (a ``dask.distributed.Client``, a ``concurrent.futures`` executor), or
+a mapping function ``map(fn, items) -> results in order`` (``kinetree.distributed.map``
+with its client bound). Each task is :func:`retarget_job` on one :class:`Job`; a worker
+loads the robot once and keeps it for the clips that follow.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..errors import InvalidValueError
 from ..model import Model
 from .retarget_io import FORMATS, save_motion
 
-__all__ = ["ClipOutcome", "DatasetRun", "clips_in", "retarget_folder"]
+__all__ = ["ClipOutcome", "DatasetRun", "Job", "clips_in", "retarget_folder", "retarget_job"]
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,63 @@ def _one(source: str, output: str) -> ClipOutcome:
                        m.metadata["quality"])  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Job:
+    """One clip of a data set, as sent to a worker: the clip and output paths, the robot
+    (a name, a file or a :class:`Model`), the mapping and the options of
+    :func:`kinetree.retarget`."""
+
+    source: str
+    output: str
+    robot: Any
+    mapping: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _robot_key(robot: Any) -> Any:
+    return ("model", id(robot)) if isinstance(robot, Model) else ("spec", os.fspath(robot))
+
+
+def retarget_job(job: Job) -> ClipOutcome:
+    """Retarget one clip where this runs (a worker process of any executor): loads the
+    robot once per process, writes the output, and returns a :class:`ClipOutcome`
+    (failures included: it does not raise)."""
+    t0 = time.perf_counter()
+    try:
+        key = _robot_key(job.robot)
+        if _WORKER.get("key") != key:
+            _WORKER["robot"] = job.robot if isinstance(job.robot, Model) else _loaded(job.robot)
+            _WORKER["key"] = key
+        _WORKER["mapping"] = job.mapping
+        _WORKER["options"] = dict(job.options)
+    except Exception as exc:  # a robot that does not load fails its clips, listed
+        return ClipOutcome(job.source, None, 0, time.perf_counter() - t0,
+                           f"{type(exc).__name__}: {exc}")  # fmt: skip
+    return _one(job.source, job.output)
+
+
+def _loaded(robot: Any) -> Model:
+    from .robots import load_robot
+
+    return load_robot(robot)
+
+
+def _run_on(executor: Any, jobs: list[Job]) -> list[ClipOutcome]:
+    """The jobs on an executor with ``submit`` (futures with ``result``) or on a mapping
+    function; results in the order of ``jobs``."""
+    submit = getattr(executor, "submit", None)
+    if callable(submit):
+        futures = [submit(retarget_job, job) for job in jobs]
+        return [f.result() for f in futures]
+    if callable(executor):
+        return list(executor(retarget_job, jobs))
+    raise InvalidValueError(
+        "executor must have submit(fn, *args) returning futures with .result() (a Dask "
+        "Client, a concurrent.futures executor) or be a function map(fn, items), got "
+        f"{type(executor).__name__}"
+    )
+
+
 def _outputs(clips: Sequence[Path], out_dir: Path, suffix: str) -> list[Path]:
     """One output per clip: the clip's stem, numbered when two clips share it."""
     seen: dict[str, int] = {}
@@ -164,6 +227,7 @@ def retarget_folder(
     mapping: Any = None,
     fmt: str = ".npz",
     workers: int | None = None,
+    executor: Any = None,
     **options: Any,
 ) -> DatasetRun:
     """Retarget every clip of ``sources`` onto ``robot``, one output file per clip.
@@ -175,7 +239,11 @@ def retarget_folder(
         mapping: as :func:`kinetree.retarget` takes it (default: a guess per clip).
         fmt: ``".npz"``, ``".csv"`` or ``".bvh"``.
         workers: worker processes (default: the cores this process may use); 1 runs in
-            this process.
+            this process. Ignored with ``executor``.
+        executor: run the clips there instead: a ``dask.distributed.Client`` or any
+            object with ``submit`` returning futures with ``.result()``, or a function
+            ``map(fn, items)`` returning results in order (for example
+            ``functools.partial(kinetree.distributed.map, client=client)``).
         options: more keyword options of :func:`kinetree.retarget`.
     """
     suffix = fmt if fmt.startswith(".") else f".{fmt}"
@@ -193,6 +261,12 @@ def retarget_folder(
     out.mkdir(parents=True, exist_ok=True)
     targets = _outputs(clips, out, suffix)
     t0 = time.perf_counter()
+    name = robot.name if isinstance(robot, Model) else str(robot)
+    if executor is not None:
+        todo = [Job(str(c), str(t), robot, mapping, dict(options)) for c, t in zip(clips, targets)]
+        outcomes = _run_on(executor, todo)
+        n = _workers_of(executor)
+        return DatasetRun(tuple(outcomes), time.perf_counter() - t0, n, name, dict(options))
     jobs = [(str(c), str(t)) for c, t in zip(clips, targets)]
     if workers == 1:  # here, each clip's IK on every core
         saved = dict(_WORKER)
@@ -207,5 +281,16 @@ def retarget_folder(
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(robot, mapping, options)) as pool:  # fmt: skip
             outcomes = list(pool.map(_one, *zip(*jobs)))
-    name = robot.name if isinstance(robot, Model) else str(robot)
     return DatasetRun(tuple(outcomes), time.perf_counter() - t0, workers, name, dict(options))
+
+
+def _workers_of(executor: Any) -> int:
+    """How many workers an executor has, where it says (0: unknown)."""
+    info = getattr(executor, "scheduler_info", None)
+    if callable(info):
+        try:
+            return len(info().get("workers", {}))
+        except Exception:  # a client that cannot tell
+            return 0
+    n = getattr(executor, "_max_workers", None)
+    return int(n) if isinstance(n, int) else 0

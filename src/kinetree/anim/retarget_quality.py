@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InvalidValueError
 from .motion import Motion
 
-__all__ = ["retarget_quality"]
+__all__ = ["retarget_quality", "self_collision_frames"]
 
 
 def _path_length(P: np.ndarray) -> float:
@@ -83,3 +83,44 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
     ds = out["distance_source"]
     out["distance_ratio"] = out["distance"] / ds if ds > 1e-9 else float("nan")
     return out
+
+
+def self_collision_frames(
+    motion: Motion, *, at_rest_ok: bool = True, **options: Any
+) -> dict[str, Any]:
+    """Frames where the robot's collision spheres (:mod:`kinetree.collision`) of two of
+    its own links overlap.
+
+    The sphere approximation contains the meshes, so it is conservative: some links
+    overlap already when the robot stands at its neutral pose (the G1's torso and
+    shoulders). With ``at_rest_ok`` those pairs are left out (a pose the robot's maker
+    calls neutral is taken to be free). ``options`` go to :meth:`Model.distance`.
+
+    Returns ``frames`` (indices with penetration), ``count``, ``min_distance`` [m]
+    (signed, negative: penetration), ``pairs`` (the closest pair of each penetrating
+    frame, counted) and ``ignored`` (the pairs left out).
+    """
+    robot = motion.model
+    ignore: list[tuple[str, str]] = list(options.pop("ignore", ()))
+    if at_rest_ok:
+        q0 = robot.neutral()
+        for _ in range(64):  # one pair per query: the closest
+            r = robot.distance(q0, self_collision=True, ignore=ignore, **options)
+            if not float(r.distance) < 0:
+                break
+            ignore.append(tuple(r.closest))
+    r = robot.distance(motion.q, self_collision=True, ignore=ignore, **options)
+    d = np.asarray(r.distance)
+    hit = np.flatnonzero(d < 0)
+    pairs: dict[tuple[str, str], int] = {}
+    closest = r.closest
+    for k in hit:
+        key = tuple(closest[int(k)])
+        pairs[key] = pairs.get(key, 0) + 1
+    return {
+        "frames": hit,
+        "count": int(hit.size),
+        "min_distance": float(d.min()) if d.size else float("inf"),
+        "pairs": pairs,
+        "ignored": tuple(ignore),
+    }

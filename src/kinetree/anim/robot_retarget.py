@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -146,6 +147,33 @@ def _speed_cap(
     return out, np.array(changed, dtype=np.int64)
 
 
+def _collision_options(self_collision: bool | float) -> dict[str, Any]:
+    """The IK options that keep the links apart, where the IK has them."""
+    if self_collision is False or self_collision is None:
+        return {}
+    if isinstance(self_collision, bool):
+        margin = 0.0
+    else:
+        margin = float(self_collision)
+        if not (math.isfinite(margin) and margin >= 0):
+            raise InvalidValueError(
+                f"self_collision must be True, False or a margin >= 0 [m], got {self_collision!r}"
+            )
+    from ..ik.options import IKOptions
+
+    fields = {f.name for f in dataclasses.fields(IKOptions)}
+    if "self_collision" not in fields:
+        raise UnsupportedError(
+            "self_collision=True needs the constrained IK (model.ik(..., self_collision=True)), "
+            "which this kinetree does not have yet; retarget without it and count the "
+            "penetrating frames with kinetree.anim.self_collision_frames(motion)"
+        )
+    out: dict[str, Any] = {"self_collision": True}
+    if margin > 0 and "margin" in fields:
+        out["margin"] = margin
+    return out
+
+
 def retarget_robot(
     clip: BVHClip | Motion | str | os.PathLike[str],
     robot: str | os.PathLike[str] | Model,
@@ -160,6 +188,7 @@ def retarget_robot(
     smooth: float = 0.0,
     iterations: tuple[int, int] = ITERATIONS,
     skip_calibration: bool = True,
+    self_collision: bool | float = False,
     name: str | None = None,
 ) -> Motion:
     """Retarget a human clip onto a humanoid robot with a floating base.
@@ -186,6 +215,11 @@ def retarget_robot(
         iterations: IK iterations of the first and the warm-started pass.
         skip_calibration: leave out a leading calibration pose (frame 0 far from the
             rest of the take); the metadata says whether it did.
+        self_collision: keep the robot's links apart in the IK (True, or a margin [m]),
+            through the constrained IK's ``self_collision=``/``margin=`` options; raises
+            :class:`~kinetree.errors.UnsupportedError` where this kinetree's IK has no
+            such option yet. Either way :func:`self_collision_frames` counts the frames
+            that penetrate.
         name: the motion's name (default: the source's).
 
     Returns:
@@ -244,6 +278,7 @@ def retarget_robot(
         "tol": _TOL,
         "max_joint_step": MAX_STEP,
     }
+    opts.update(_collision_options(self_collision))
     q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
     if iterations[0] > 0:
         r = robot_model.ik(targets, q0=tg.q_init, max_iter=iterations[0], **opts)
@@ -293,6 +328,7 @@ def retarget_robot(
         "speed_limits": limits,
         "speed_capped_frames": capped,
         "iterations": its,
+        "self_collision": bool(self_collision is not False and self_collision is not None),
         "target_frames": tg.frames,
         "timing": {
             "source": t1 - t0,
