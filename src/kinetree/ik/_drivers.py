@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .._compile import kernel_digest, variant
-from . import _loop, _steps
+from . import _collide, _loop, _steps
 
 #: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
 #: an update of its own.
@@ -46,12 +46,15 @@ solve_range = _loop.solve_range  # bound per driver
 
 
 @functools.cache
-@functools.cache
-def driver(method: str, swing_twist: bool) -> Any:
+def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
-    ``ccd``), with or without the swing-twist projection."""
-    tag = method + ("_swing_twist" if swing_twist else "") + "_" + kernel_digest()[:10]
-    if method == "ccd":
+    ``ccd``), with or without the swing-twist projection; ``collision``: the damped
+    least-squares step as a QP with distance rows (:mod:`._collide`; ``dls`` only)."""
+    tag = (method + ("_swing_twist" if swing_twist else "") + ("_collision" if collision else "")
+           + "_" + kernel_digest()[:10])  # fmt: skip
+    if collision:
+        update = _collide.collision_update
+    elif method == "ccd":
         update = _steps.ccd_update
     else:
         update = variant(_steps.jacobian_update, f"jacobian_update_{method}",
@@ -62,6 +65,6 @@ def driver(method: str, swing_twist: bool) -> Any:
     # so their drivers keep it.
     flags = {} if method in ("pinv", "sdls") or swing_twist else {"_nrt": False}
     one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
-                  SWING_TWIST_ON=swing_twist)  # fmt: skip
+                  SWING_TWIST_ON=swing_twist, COLLISION_ON=collision)  # fmt: skip
     rng = variant(_loop.solve_range, f"solve_range_{tag}", solve_one=one)
     return variant(solve_batch, f"solve_batch_{tag}", solve_range=rng)

@@ -6,7 +6,8 @@ their limits, :func:`step_dls`). :func:`jacobian_update` wraps any rule with wha
 of them share: assembling the system, seed 001's normalised task step, the null-space
 pull toward the rest pose, the joint-step cap and the integration within limits. CCD
 is an update of its own (:func:`ccd_update`); both have the signature the loop calls,
-``update(cf, w, fdata, idata, nodes, tgt_i, rows, bad) -> bool``.
+``update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, bad) -> bool`` (``ck``, ``cw``:
+the collision block and its scratch, which only :mod:`._collide`'s update reads).
 
 Adding a step rule: write ``step_x(cf, w, rows)`` that fills ``w.dq[:na]`` (scratch in
 ``w.A`` and ``w.y``), and name it in ``_drivers.RULES`` and ``options.KERNEL_METHODS``.
@@ -22,6 +23,7 @@ an SVD, and large systems (more than eight rows and columns) use BLAS products.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -415,8 +417,8 @@ def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float, fdata: np
 
 @njit(cache=True, inline="always")
 def jacobian_update(
-    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One Jacobian iteration with step ``rule``; False when the step is not finite."""
     na = cf.na
@@ -472,8 +474,8 @@ def jacobian_update(
 
 @njit(cache=True, inline="always")
 def ccd_update(
-    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One CCD sweep (CCD has no linear system)."""
     ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.active_q,

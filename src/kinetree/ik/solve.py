@@ -26,7 +26,7 @@ from . import layout as L
 from ._drivers import driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
-from .result import IKResult, make_result, one_result
+from .result import IKResult, make_result, one_result, with_clearance
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -232,7 +232,8 @@ def run(
     else:
         hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
-    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist)
+    collide = tpl.collision is not None
+    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist, collide)
     ib, fb = tpl.ibuf, tpl.fbuf
     if B < PARALLEL_MIN:
         if compiled(kernel):
@@ -260,6 +261,8 @@ def run(
         orientation_error=r["orientation_error"], iterations=r["iterations"],
         restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
         elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+        min_distance=r["min_distance"] if collide else None,
+        in_collision=r["status"] == L.ST_IN_COLLISION,
     )  # fmt: skip
 
 
@@ -283,20 +286,23 @@ def _single(
     """The result of one solve, read from its row without array arithmetic (the per-call
     cost of control loops and animations). The kernel already reports a NaN error as inf."""
     i = L.info_offset(nq, T)
-    status, iters, restarts, n, reach = row[i : i + L.R_SIZE].tolist()
-    if status > L.ST_NOT_CONVERGED:
+    status, iters, restarts, n, reach, clear = row[i : i + L.R_SIZE].tolist()
+    if status in L.BAD_INPUT:
         raise_status(int(status))
     # Positional: keyword calls cost microseconds here (see one_result).
-    return one_result(
+    result = one_result(
         row[:nq], status == L.ST_OK, row[nq : nq + T], row[nq + T : nq + 2 * T], int(iters),
         int(restarts), reach != 0.0, time.perf_counter() - t0, tpl.frames, tpl.method,
         hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
     )  # fmt: skip
+    if tpl.collision is not None:
+        with_clearance(result, clear, status == L.ST_IN_COLLISION)
+    return result
 
 
 def _raise_bad_input(status: np.ndarray, batch: tuple[int, ...]) -> None:
     """Statuses above ``ST_NOT_CONVERGED`` are bad input: raise for the first one."""
-    bad = status > L.ST_NOT_CONVERGED
+    bad = np.isin(status, L.BAD_INPUT)
     if not np.any(bad):
         return
     first = int(np.argmax(bad))
