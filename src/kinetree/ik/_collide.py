@@ -3,9 +3,9 @@ inequalities keep every nearby pair of the robot's spheres (and the world) apart
 
 Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
 
-* :func:`clearance` measures every pair of the collision block
-  (:func:`kinetree.collision._kernels.pair_distances`): pairs closer than ``cutoff`` exactly,
-  the others by a lower bound above it. Their minimum is the iterate's clearance; the
+* :func:`clearance` measures every pair of the collision block (as
+  :func:`kinetree.collision._kernels.pair_distances` does): pairs closer than ``cutoff``
+  exactly, the others by a lower bound above it. Their minimum is the iterate's clearance; the
   loop counts an iterate as solved only when it is at least ``margin``.
 * :func:`collision_update` takes the step ``dq`` that minimises
   ``|J dq - e|^2 + lambda |dq|^2`` (the DLS objective and damping of ``step_dls``) subject to
@@ -33,8 +33,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..collision._kernels import distance_gradient, min_distance, pair_distances
-from ..collision.layout import OUT_DISTANCE, OUT_EXACT
+from ..collision._kernels import (
+    distance_gradient,
+    link_spheres,
+    min_distance,
+    pair_bound,
+    pair_distance,
+)
+from ..collision.layout import OUT_DISTANCE, OUT_EXACT, PAIR_A, PAIR_B, PAIR_KIND, PAIR_SELF
 from ._qp import QP_INFEASIBLE, QP_OK, qp_solve
 from ._steps import integrate
 from ._tasks import assemble
@@ -44,11 +50,33 @@ from .layout import Collision, CollisionWork, Config, Work
 @njit(cache=True, inline="always")
 def clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
     """Every pair's row at the transforms ``W`` into ``cw.out``; the smallest distance
-    [m] (inf without pairs)."""
-    out = cw.out
-    pair_distances(W, ck.spheres, ck.links, ck.obstacles, ck.data, ck.pairs, ck.cutoff, cw.C, out)
+    [m] (inf without pairs).
+
+    What :func:`~kinetree.collision._kernels.pair_distances` computes, with the broad
+    phase first: a pair whose bounding-sphere bound is at least ``cutoff`` keeps only
+    that bound (``OUT_EXACT`` 0), and a link's spheres are put in the world only when one
+    of its pairs is refined (most links are far from everything at most iterates)."""
+    out, C, ready = cw.out, cw.C, cw.ready
+    spheres, links, obstacles, data, pairs = ck.spheres, ck.links, ck.obstacles, ck.data, ck.pairs
+    for k in range(links.shape[0]):
+        ready[k] = 0
     d = np.inf
-    for p in range(out.shape[0]):
+    for p in range(pairs.shape[0]):
+        v = pair_bound(W, links, obstacles, data, pairs, p)
+        if v >= ck.cutoff:
+            out[p, OUT_DISTANCE] = v
+            out[p, OUT_EXACT] = 0.0
+            d = min(d, v)
+            continue
+        la = pairs[p, PAIR_A]
+        if ready[la] == 0:
+            link_spheres(W, spheres, links, la, C)
+            ready[la] = 1
+        lb = pairs[p, PAIR_B]
+        if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
+            link_spheres(W, spheres, links, lb, C)
+            ready[lb] = 1
+        pair_distance(W, C, links, obstacles, data, pairs, p, ck.cutoff, out[p])
         d = min(d, out[p, OUT_DISTANCE])
     return d
 
