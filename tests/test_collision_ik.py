@@ -326,3 +326,16 @@ def test_qp_refuses_an_indefinite_objective():
     st, _ = _solve(np.diag([1.0, -1.0]), np.zeros(2), np.zeros((0, 2)), np.zeros(0), 0,
                    np.full(2, -np.inf), np.full(2, np.inf))  # fmt: skip
     assert st == QP_NOT_CONVEX
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_max_joint_step_bounds_every_iteration(arm, collide):
+    """``max_joint_step`` is the per-iteration joint speed bound: no joint moves more
+    within an attempt (restarts off, so every history row follows an iteration)."""
+    world = _world() if collide else []
+    P = _targets(arm, 8, _world(), seed=4)
+    for p in P:
+        r = arm.ik(kinetree.Position(p), "tip", obstacles=world, margin=MARGIN, record=True,
+                   max_joint_step=0.05, restarts=0, max_iter=400)  # fmt: skip
+        steps = np.abs(np.diff(r.history, axis=0))
+        assert steps.max() <= 0.05 + 1e-12

@@ -45,11 +45,15 @@ def solve_batch(
 solve_range = _loop.solve_range  # bound per driver
 
 
-@functools.cache
 def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
     ``ccd``), with or without the swing-twist projection; ``collision``: the damped
     least-squares step as a QP with distance rows (:mod:`._collide`; ``dls`` only)."""
+    return _driver(method, bool(swing_twist), bool(collision))
+
+
+@functools.cache
+def _driver(method: str, swing_twist: bool, collision: bool) -> Any:
     tag = (method + ("_swing_twist" if swing_twist else "") + ("_collision" if collision else "")
            + "_" + kernel_digest()[:10])  # fmt: skip
     if collision:
@@ -66,5 +70,6 @@ def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
     flags = {} if method in ("pinv", "sdls") or swing_twist else {"_nrt": False}
     one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
                   SWING_TWIST_ON=swing_twist, COLLISION_ON=collision)  # fmt: skip
-    rng = variant(_loop.solve_range, f"solve_range_{tag}", solve_one=one)
+    rng = variant(_loop.solve_range, f"solve_range_{tag}", solve_one=one,
+                  COLLISION_ON=collision)  # fmt: skip
     return variant(solve_batch, f"solve_batch_{tag}", solve_range=rng)

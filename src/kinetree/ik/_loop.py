@@ -358,14 +358,20 @@ def solve_range(
     nv = cf.dof_node.shape[0]
     m = rows.shape[0]
     n = fdata.shape[0]
-    ck = read_collision(cfg, icfg)
-    ns, npairs = ck.spheres.shape[0], ck.pairs.shape[0]
-    nf, ni = collision_scratch_len(ns, npairs, nv, nq, cf.na)
     size = scratch_len(n, nq, nv, m, cf.na, T)
-    ws = np.zeros(size + nf)
+    if COLLISION_ON:
+        ck = read_collision(cfg, icfg)
+        ns, npairs = ck.spheres.shape[0], ck.pairs.shape[0]
+        nf, ni = collision_scratch_len(ns, npairs, nv, nq, cf.na)
+        ws = np.zeros(size + nf)
+        iws = np.zeros(ni, np.int64)
+        cw = carve_collision(ws[size:], iws, ns, ck.links.shape[0], npairs, nv, nq, cf.na)
+    else:
+        # Never read: the branches that would are pruned from this variant.
+        ck = 0
+        cw = 0
+        ws = np.zeros(size)
     w = carve(ws, n, nq, nv, m, cf.na, T)
-    iws = np.zeros(ni, np.int64)
-    cw = carve_collision(ws[size:], iws, ns, ck.links.shape[0], npairs, nv, nq, cf.na)
     clock = np.empty(2, np.int64)
     rng = np.empty(1, np.uint64)
     shared = q0.shape[0] == 1
