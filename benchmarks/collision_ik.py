@@ -100,7 +100,9 @@ class ExactChecker:
         self.index = {f: model.frame_names.index(f) for f in self.links}
 
     def _tf(self, T: np.ndarray) -> Any:
-        return self.coal.Transform3s(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
+        return self.coal.Transform3s(
+            np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3])
+        )
 
     def _d(self, sa: Any, Ta: np.ndarray, sb: Any, Tb: np.ndarray) -> float:
         req = self.coal.DistanceRequest()
@@ -155,7 +157,7 @@ def _draw_obstacles(ax: Any, world: list[Any]) -> None:
     for ob in world:
         if isinstance(ob, kinetree.Sphere):
             c, r = ob.center, ob.radius
-            for k, v in enumerate(np.linspace(-0.8, 0.8, 5)):
+            for v in np.linspace(-0.8, 0.8, 5):
                 rr = r * np.sqrt(1 - v * v)
                 ax.plot(c[0] + rr * np.cos(u), c[1] + rr * np.sin(u), np.full_like(u, c[2] + r * v),
                         color="tab:orange", lw=1.2)  # fmt: skip
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     fit = time.perf_counter() - t0
     world = scene()
     checker = ExactChecker(model, cm, world)
-    Qgen, P = targets(model, checker, args.targets, frame)
+    _, P = targets(model, checker, args.targets, frame)
     q0 = model.q_neutral.copy()
     q0[:7] = READY
     opts = dict(obstacles=world, self_collision=True, margin=MARGIN, ignore=IGNORE,
@@ -306,11 +308,15 @@ def main(argv: list[str] | None = None) -> int:
           f"{int((plain_exact[ps] <= 0).sum())} |")  # fmt: skip
     print()
     tp = np.array(plain_times) * 1e6
-    print(f"collision-aware, single thread, {args.repeat} passes: median {np.median(t):.0f} us, "
-          f"mean {np.mean(t):.0f} us, p90 {np.percentile(t, 90):.0f} us, max {t.max():.0f} us")
+    print(
+        f"collision-aware, single thread, {args.repeat} passes: median {np.median(t):.0f} us, "
+        f"mean {np.mean(t):.0f} us, p90 {np.percentile(t, 90):.0f} us, max {t.max():.0f} us"
+    )
     print(f"plain IK on the same targets: median {np.median(tp):.0f} us, mean {np.mean(tp):.0f} us")
-    print(f"batch on every core equals the single solves: {same}; "
-          f"largest FK pose difference of successes: {err[ok].max():.1e}")
+    print(
+        f"batch on every core equals the single solves: {same}; "
+        f"largest FK pose difference of successes: {err[ok].max():.1e}"
+    )
     return 0
 
 

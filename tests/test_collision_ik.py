@@ -174,9 +174,7 @@ def test_self_collision_pairs_keep_the_margin(arm):
         if r.success:
             checked += 1
             assert _clearance(arm, r.q, [], [("l2", "l4")]) >= MARGIN - 1e-12
-        assert r.min_distance == pytest.approx(
-            _clearance(arm, r.q, [], [("l2", "l4")]), abs=1e-9
-        )
+        assert r.min_distance == pytest.approx(_clearance(arm, r.q, [], [("l2", "l4")]), abs=1e-9)
     assert checked >= 6
 
 

@@ -23,10 +23,10 @@ if os.environ.get("KINETREE_INTEROP") != "1":
 
 pytest.importorskip("coal")
 
-import kinetree  # noqa: E402
+import kinetree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import collision_ik as bench  # noqa: E402
+import collision_ik as bench
 
 
 @pytest.fixture(scope="module")

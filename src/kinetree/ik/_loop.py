@@ -57,8 +57,8 @@ from .layout import (
     carve,
     carve_collision,
     collision_scratch_len,
-    read_collision,
     info_index,
+    read_collision,
     read_config,
     scratch_len,
     unpack,
@@ -368,8 +368,8 @@ def solve_range(
         cw = carve_collision(ws[size:], iws, ns, ck.links.shape[0], npairs, nv, nq, cf.na)
     else:
         # Never read: the branches that would are pruned from this variant.
-        ck = 0
-        cw = 0
+        ck = 0  # type: ignore[assignment]
+        cw = 0  # type: ignore[assignment]
         ws = np.zeros(size)
     w = carve(ws, n, nq, nv, m, cf.na, T)
     clock = np.empty(2, np.int64)

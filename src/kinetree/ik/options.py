@@ -316,8 +316,7 @@ class IKOptions:
             s(self, "ignore", tuple((str(a), str(b)) for a, b in ign))
         else:
             raise InvalidValueError(
-                f"ignore must be a list of name pairs [(link, obstacle or link), ...], got "
-                f"{ign!r}"
+                f"ignore must be a list of name pairs [(link, obstacle or link), ...], got {ign!r}"
             )
         if self.collision_model is not None and not isinstance(
             self.collision_model, CollisionModel
