@@ -1,5 +1,8 @@
 """Every packed array the IK kernels read or write, with each slot named.
 
+Long because it is the one owner of every slot: the writer and the reader of each block
+(the collision block included) sit side by side, so a slot moves in one place.
+
 The compiled solver sees plain arrays only. This module is their one owner: the
 Python writers (:func:`write_config`, :func:`pack`, :func:`read_result`) and the
 compiled readers (:func:`unpack`, :func:`read_config`, :func:`carve`) sit side by
