@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 import kinetree
 from kinetree import geometry as geo
 from kinetree.errors import InvalidValueError, KinetreeError
-from kinetree.ik._qp import (
+from kinetree.ik.qp import (
     QP_INFEASIBLE,
     QP_NOT_CONVEX,
     QP_OK,

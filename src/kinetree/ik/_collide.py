@@ -16,7 +16,7 @@ Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
     ``grad_p . dq >= margin + buffer - d_p`` (the distance linearised at ``q``,
     :func:`kinetree.collision._kernels.distance_gradient`),
 
-  solved exactly by :func:`kinetree.ik._qp.qp_solve`. When the rows cannot all hold
+  solved exactly by :func:`kinetree.ik.qp.qp_solve`. When the rows cannot all hold
   within the bounds (deep in a collision, at a limit), they are relaxed to "get no
   closer" (``grad_p . dq >= min(0, margin + buffer - d_p)``); when even that fails the
   attempt ends and a restart begins.
@@ -41,7 +41,7 @@ from ..collision._kernels import (
     pair_distance,
 )
 from ..collision.layout import OUT_DISTANCE, OUT_EXACT, PAIR_A, PAIR_B, PAIR_KIND, PAIR_SELF
-from ._qp import QP_INFEASIBLE, QP_OK, qp_solve
+from .qp import QP_INFEASIBLE, QP_OK, qp_solve
 from ._steps import integrate
 from ._tasks import assemble
 from .layout import Collision, CollisionWork, Config, Work

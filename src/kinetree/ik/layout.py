@@ -40,7 +40,7 @@ from numba import njit
 
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
-from ._qp import qp_iwork_size, qp_work_size
+from .qp import qp_iwork_size, qp_work_size
 
 # --- target row ------------------------------------------------------------------------------
 T_POS = 0  # 3: target point [m]; for a direction target, the world direction (unit)

@@ -18,7 +18,13 @@ constraint that no step of the primal or the dual can satisfy.
 Used by the collision-aware IK step (:mod:`kinetree.ik._collide`), and meant for any
 caller with a small problem in a hot loop (the one-step differential IK): plain
 arrays in, a status code out, scratch passed in (:func:`qp_work_size`,
-:func:`qp_iwork_size`), so it compiles for a CPU or a GPU thread alike.
+:func:`qp_iwork_size`), so it compiles for a CPU or a GPU thread alike. Call it from
+compiled code, or from Python::
+
+    from kinetree.ik.qp import QP_OK, qp_iwork_size, qp_solve, qp_work_size
+    x = np.empty(n)
+    status = qp_solve(H, g, C, b, 0, lb, ub, x, np.empty(qp_work_size(n, m)),
+                      np.empty(qp_iwork_size(n, m), np.int64))
 """
 
 from __future__ import annotations
