@@ -41,10 +41,10 @@ from ..collision._kernels import (
     pair_distance,
 )
 from ..collision.layout import OUT_DISTANCE, OUT_EXACT, PAIR_A, PAIR_B, PAIR_KIND, PAIR_SELF
-from .qp import QP_INFEASIBLE, QP_OK, qp_solve
 from ._steps import integrate
 from ._tasks import assemble
 from .layout import Collision, CollisionWork, Config, Work
+from .qp import QP_INFEASIBLE, QP_OK, qp_solve
 
 
 @njit(cache=True, inline="always")
