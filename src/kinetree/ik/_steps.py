@@ -333,9 +333,9 @@ def ccd_sweep(
 @njit(cache=True, inline="always")
 def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     """Damped least squares, ``lambda = damping * |e|^2 / 2 + lambda_min``, with an
-    active set at the limits: a joint the step pushes past a limit (or further than
-    ``max_joint_step``) is pinned there, its share of the error removed, and the step
-    re-solved for the others (three passes)."""
+    active set at the limits: a joint the step pushes past a limit is pinned there (or
+    ``max_joint_step`` short of it, when the limit is farther), its share of the error
+    removed, and the step re-solved for the others (three passes)."""
     # Arrays are bound to locals once: a tuple field read inside a loop costs a
     # reference-count update per access.
     J, e, dq, pinned_k, A, y, q = w.J, w.e, w.dq, w.pinned, w.A, w.y, w.q
@@ -358,12 +358,10 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
             if k < 0:
                 continue  # a quaternion's angular DoF: its cone is enforced on integration
             qn = q[k] + step * dq[kk]
-            # The limit, or the per-iteration joint bound where that is nearer: a pinned
-            # joint moves at most max_joint_step too.
-            lo_k = max(lo[k], q[k] - cap)
-            hi_k = min(hi[k], q[k] + cap)
-            if qn < lo_k or qn > hi_k:
-                lim_k = lo_k if qn < lo_k else hi_k
+            if qn < lo[k] or qn > hi[k]:
+                # Pinned at the limit, or short of it by the per-iteration joint bound:
+                # a pinned joint moves at most max_joint_step too.
+                lim_k = max(lo[k], q[k] - cap) if qn < lo[k] else min(hi[k], q[k] + cap)
                 dk = lim_k - q[k]
                 for r in range(m):
                     e[r] -= J[r, kk] * dk

@@ -139,9 +139,10 @@ class IKOptions:
         lambda_min: smallest DLS damping.
         cutoff: relative singular value cut-off of pinv and sdls.
         max_joint_step: largest change of one joint per iteration [rad or m]: the
-            per-step joint speed limit. Every iterate honours it (a joint the step would
-            move further is pinned at that bound, as at a limit); collision-aware steps
-            keep it as a bound of their QP (at most ``COLLISION_MAX_STEP``).
+            per-step joint speed limit. Every iterate honours it (the step is scaled
+            down to it, and a joint pinned at a limit moves at most that far towards
+            it); collision-aware steps keep it as a bound of their QP (at most
+            ``COLLISION_MAX_STEP``).
         stall_iter: restart after this many iterations without 1 % progress.
         normalized_step: seed 001's step: the task error is clipped to this length
             [m or rad] per iteration; None: off.
