@@ -49,11 +49,12 @@ def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
     ``ccd``), with or without the swing-twist projection; ``collision``: the damped
     least-squares step as a QP with distance rows (:mod:`._collide`; ``dls`` only)."""
-    return _driver(method, bool(swing_twist), bool(collision))
+    return cached_driver(method, bool(swing_twist), bool(collision))
 
 
 @functools.cache
-def _driver(method: str, swing_twist: bool, collision: bool) -> Any:
+def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
+    """:func:`driver` for arguments that are already bools (the per-call path)."""
     tag = (method + ("_swing_twist" if swing_twist else "") + ("_collision" if collision else "")
            + "_" + kernel_digest()[:10])  # fmt: skip
     if collision:

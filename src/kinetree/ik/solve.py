@@ -23,7 +23,7 @@ from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError, UnsupportedError
 from ..model import Model
 from . import layout as L
-from ._drivers import driver
+from ._drivers import cached_driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
 from .result import IKResult, make_result, one_result, with_clearance
@@ -233,7 +233,7 @@ def run(
         hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
     collide = tpl.collision is not None
-    kernel = driver(tpl.options.kernel_method, tpl.has_swing_twist, collide)
+    kernel = cached_driver(tpl.options.kernel_method, tpl.has_swing_twist, collide)
     ib, fb = tpl.ibuf, tpl.fbuf
     if B < PARALLEL_MIN:
         if compiled(kernel):
@@ -287,7 +287,7 @@ def _single(
     cost of control loops and animations). The kernel already reports a NaN error as inf."""
     i = L.info_offset(nq, T)
     status, iters, restarts, n, reach, clear = row[i : i + L.R_SIZE].tolist()
-    if status in L.BAD_INPUT:
+    if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
         raise_status(int(status))
     # Positional: keyword calls cost microseconds here (see one_result).
     result = one_result(
