@@ -89,8 +89,9 @@ def _ik_source(
     b = cuda.atomic.add(counter, 0, 1)
     while b < B:
         qb = q0[0] if shared else q0[b]
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, targets[b], qb, seed + b, out[b],
-                  hist_q, hist_e, clock, rng)  # fmt: skip
+        # no collision block on the GPU (COLLISION_ON is False): 0 stands for it
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, targets[b], qb, seed + b,  # type: ignore[arg-type]
+                  out[b], hist_q, hist_e, clock, rng)  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
 
 
@@ -158,7 +159,7 @@ def ik_kernel(method: str, scratch: int) -> Any:
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
                         apply_rule=device(rule))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False)  # fmt: skip
+                 SWING_TWIST_ON=False, COLLISION_ON=False)  # fmt: skip
     return kernel(_ik_source, f"kinetree_ik_{method}_{scratch}", SCRATCH=scratch,
                   solve_one=one, **_cuda_names())  # fmt: skip
 

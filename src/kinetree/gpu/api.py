@@ -142,6 +142,11 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
             f"method {opts.method!r} does not run on the GPU (the SVD methods and the "
             f"Python ones stay on the CPU); GPU methods are: {', '.join(K.GPU_METHODS)}"
         )
+    if opts.obstacles or opts.self_collision:
+        raise UnsupportedError(
+            "collision-aware IK (obstacles=, self_collision=) runs on the CPU only: "
+            "drop device='cuda' or the collision options"
+        )
     if opts.record:
         raise UnsupportedError("record=True keeps a history of single solves: use the CPU")
     if opts.pin:

@@ -18,7 +18,7 @@ import functools
 from typing import Any
 
 from .._compile import kernel_digest, variant
-from . import _loop, _steps
+from . import _collide, _loop, _steps
 
 #: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
 #: an update of its own.
@@ -30,12 +30,21 @@ RULES = {
 }
 
 
-@functools.cache
-def driver(method: str, swing_twist: bool) -> Any:
+def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
     """The compiled driver of ``method`` (``dls``, ``pinv``, ``transpose``, ``sdls``,
-    ``ccd``), with or without the swing-twist projection."""
-    tag = method + ("_swing_twist" if swing_twist else "") + "_" + kernel_digest()[:10]
-    if method == "ccd":
+    ``ccd``), with or without the swing-twist projection; ``collision``: the damped
+    least-squares step as a QP with distance rows (:mod:`._collide`; ``dls`` only)."""
+    return cached_driver(method, bool(swing_twist), bool(collision))
+
+
+@functools.cache
+def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
+    """:func:`driver` for arguments that are already bools (the per-call path)."""
+    tag = (method + ("_swing_twist" if swing_twist else "") + ("_collision" if collision else "")
+           + "_" + kernel_digest()[:10])  # fmt: skip
+    if collision:
+        update = _collide.collision_update
+    elif method == "ccd":
         update = _steps.ccd_update
     else:
         update = variant(_steps.jacobian_update, f"jacobian_update_{method}",
@@ -46,8 +55,9 @@ def driver(method: str, swing_twist: bool) -> Any:
     # so their drivers keep it.
     flags = {} if method in ("pinv", "sdls") or swing_twist else {"_nrt": False}
     one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
-                  SWING_TWIST_ON=swing_twist)  # fmt: skip
+                  SWING_TWIST_ON=swing_twist, COLLISION_ON=collision)  # fmt: skip
     # The driver is the range loop itself, without a wrapper around it: numba optimises
     # and emits every caller's module with all it calls linked in, so each level over the
     # loop cost a whole-program LLVM pass (2.3 s of a 21 s cold compile).
-    return variant(_loop.solve_range, f"solve_range_{tag}", {"nogil": True}, solve_one=one)
+    return variant(_loop.solve_range, f"solve_range_{tag}", {"nogil": True}, solve_one=one,
+                   COLLISION_ON=collision)  # fmt: skip

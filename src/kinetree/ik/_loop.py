@@ -22,6 +22,7 @@ from numba import njit
 
 from ..kinematics._kernels import fk_nodes
 from ..kinematics.layout import F_BALL_LIMIT
+from ._collide import clearance, final_clearance, penalised
 from ._manifold import clamp_angle, normalize_quat, random_rotation
 from ._steps import jacobian_update
 from ._swing_twist import project_all
@@ -40,17 +41,24 @@ from .layout import (
     BA_Q,
     R_HISTORY,
     R_ITERATIONS,
+    R_MIN_DISTANCE,
     R_REACHABLE,
     R_RESTARTS,
     R_STATUS,
+    ST_IN_COLLISION,
     ST_NONFINITE,
     ST_NOT_CONVERGED,
     ST_OK,
     T_POS,
+    Collision,
+    CollisionWork,
     Config,
     Work,
     carve,
+    carve_collision,
+    collision_scratch_len,
     info_index,
+    read_collision,
     read_config,
     scratch_len,
     unpack,
@@ -60,6 +68,7 @@ from .layout import (
 # the plain functions the damped least-squares loop with swing-twist limits.
 update = jacobian_update
 SWING_TWIST_ON = True
+COLLISION_ON = False
 
 
 @njit(cache=True, inline="always")
@@ -172,6 +181,28 @@ def random_start(cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np
 
 
 @njit(cache=True, inline="always")
+def clear_start(
+    cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
+    idata: np.ndarray, nodes: np.ndarray, q0: np.ndarray, rng: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`random_start` that prefers collision-free starts: up to ``ck.seeds``
+    draws, the first that clears ``margin + buffer`` (else the clearest) is kept."""
+    q = w.q
+    keep = ck.margin + ck.buffer
+    best = -np.inf
+    for _ in range(max(ck.seeds, 1)):
+        random_start(cf, w, fdata, q0, rng)
+        fk_nodes(q, fdata, idata, nodes, w.W)
+        d = final_clearance(ck, cw, w.W)
+        if d > best:
+            best = d
+            copy(q, cw.q_seed)
+        if d >= keep:
+            break
+    copy(cw.q_seed, q)
+
+
+@njit(cache=True, inline="always")
 def write_errors(
     cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
     tgt_i: np.ndarray, tgt: np.ndarray, out: np.ndarray, nq: int,
@@ -192,16 +223,19 @@ def write_errors(
 @njit(cache=True)
 def solve_one(
     fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, cf: Config, w: Work, src: np.ndarray,
-    q0: np.ndarray, seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray,
-    clock: np.ndarray, rng: np.ndarray,
+    tgt_i: np.ndarray, rows: np.ndarray, cf: Config, w: Work, ck: Collision,
+    cw: CollisionWork, src: np.ndarray, q0: np.ndarray, seed: int, out: np.ndarray,
+    hist_q: np.ndarray, hist_e: np.ndarray, clock: np.ndarray, rng: np.ndarray,
 ) -> None:  # fmt: skip
     """Solve one problem into the result row ``out`` (layout: ``ik.layout``).
 
     ``src`` holds the targets (encoded rows, or one raw 4x4 pose). The method is the
     global ``update`` (and the rule it calls), swing-twist limits are projected when
-    the global ``SWING_TWIST_ON`` is true: each driver is a variant of this function
-    with both bound (``kinetree.ik._drivers``), compiled with only what it uses."""
+    the global ``SWING_TWIST_ON`` is true, and the collision block (``ck``, scratch
+    ``cw``; :mod:`kinetree.ik._collide`) is on when ``COLLISION_ON`` is: each driver is a
+    variant of this function with these bound (``kinetree.ik._drivers``), compiled with
+    only what it uses. With collisions, an iterate counts as solved only when every pair
+    keeps ``margin``, and restarts prefer clear random starts."""
     t_start = monotonic(clock) if cf.budget > 0.0 else 0.0
     nq = q0.shape[0]
     info = info_index(nq, tgt_i.shape[0])
@@ -243,6 +277,8 @@ def solve_one(
                 reachable, clamped = check_reach(cf, w)
             task_errors(w.W, tgt_i, w.tgt, w.err6, w.errs, w.dirs, w.p3, w.M33, w.w3)
             bad = badness(w.errs, cf.tol_p, cf.tol_r)
+            if COLLISION_ON:
+                bad = penalised(bad, clearance(ck, cw, w.W), ck.margin, cf.tol_p)
             hrow = record(w, hist_q, hist_e, hrow)
             if bad < best:
                 best = bad
@@ -266,7 +302,7 @@ def solve_one(
             total_iter += 1
             if SWING_TWIST_ON:
                 copy(q, w.q_prev)
-            if not update(cf, w, fdata, idata, nodes, tgt_i, rows, bad):
+            if not update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, bad):
                 break
             if SWING_TWIST_ON:
                 project_swing_twist(cf, w, fdata, False)
@@ -279,7 +315,10 @@ def solve_one(
         if cf.budget > 0.0 and monotonic(clock) - t_start > cf.budget:
             break
         attempt += 1
-        random_start(cf, w, fdata, q0, rng)
+        if COLLISION_ON:
+            clear_start(cf, w, ck, cw, fdata, idata, nodes, q0, rng)
+        else:
+            random_start(cf, w, fdata, q0, rng)
         if SWING_TWIST_ON:
             project_swing_twist(cf, w, fdata, True)
     copy(w.best_q, out[:nq])
@@ -291,6 +330,12 @@ def solve_one(
     final = write_errors(cf, w, fdata, idata, nodes, tgt_i, w.tgt, out, nq)
     if status == ST_OK and not final <= 1.0:
         status = ST_NOT_CONVERGED
+    if COLLISION_ON:
+        # The clearance of the returned q by the full search (W holds its FK).
+        d = final_clearance(ck, cw, w.W)
+        out[info + R_MIN_DISTANCE] = d
+        if not d >= ck.margin and final <= 1.0:
+            status = ST_IN_COLLISION
     out[info + R_STATUS] = status
     out[info + R_ITERATIONS] = total_iter
     out[info + R_RESTARTS] = attempt
@@ -313,12 +358,24 @@ def solve_range(
     nv = cf.dof_node.shape[0]
     m = rows.shape[0]
     n = fdata.shape[0]
-    ws = np.zeros(scratch_len(n, nq, nv, m, cf.na, T))
+    size = scratch_len(n, nq, nv, m, cf.na, T)
+    if COLLISION_ON:
+        ck = read_collision(cfg, icfg)
+        ns, npairs = ck.spheres.shape[0], ck.pairs.shape[0]
+        nf, ni = collision_scratch_len(ns, npairs, nv, nq, cf.na)
+        ws = np.zeros(size + nf)
+        iws = np.zeros(ni, np.int64)
+        cw = carve_collision(ws[size:], iws, ns, ck.links.shape[0], npairs, nv, nq, cf.na)
+    else:
+        # Never read: the branches that would are pruned from this variant.
+        ck = 0  # type: ignore[assignment]
+        cw = 0  # type: ignore[assignment]
+        ws = np.zeros(size)
     w = carve(ws, n, nq, nv, m, cf.na, T)
     clock = np.empty(2, np.int64)
     rng = np.empty(1, np.uint64)
     shared = q0.shape[0] == 1
     for b in range(start, stop):
         qb = q0[0] if shared else q0[b]
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, targets[b], qb,
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, ck, cw, targets[b], qb,
                   seed + b, out[b], hist_q, hist_e, clock, rng)  # fmt: skip

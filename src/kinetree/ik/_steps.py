@@ -6,7 +6,8 @@ their limits, :func:`step_dls`). :func:`jacobian_update` wraps any rule with wha
 of them share: assembling the system, seed 001's normalised task step, the null-space
 pull toward the rest pose, the joint-step cap and the integration within limits. CCD
 is an update of its own (:func:`ccd_update`); both have the signature the loop calls,
-``update(cf, w, fdata, idata, nodes, tgt_i, rows, bad) -> bool``.
+``update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, bad) -> bool`` (``ck``, ``cw``:
+the collision block and its scratch, which only :mod:`._collide`'s update reads).
 
 Adding a step rule: write ``step_x(cf, w, rows)`` that fills ``w.dq[:na]`` (scratch in
 ``w.A`` and ``w.y``), and name it in ``_drivers.RULES`` and ``options.KERNEL_METHODS``.
@@ -22,6 +23,7 @@ an SVD, and large systems (more than eight rows and columns) use BLAS products.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -331,8 +333,9 @@ def ccd_sweep(
 @njit(cache=True, inline="always")
 def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     """Damped least squares, ``lambda = damping * |e|^2 / 2 + lambda_min``, with an
-    active set at the limits: a joint the step pushes past a limit is pinned there, its
-    share of the error removed, and the step re-solved for the others (three passes)."""
+    active set at the limits: a joint the step pushes past a limit is pinned there (or
+    ``max_joint_step`` short of it, when the limit is farther), its share of the error
+    removed, and the step re-solved for the others (three passes)."""
     # Arrays are bound to locals once: a tuple field read inside a loop costs a
     # reference-count update per access.
     J, e, dq, pinned_k, A, y, q = w.J, w.e, w.dq, w.pinned, w.A, w.y, w.q
@@ -347,6 +350,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     dls_solve(J, e, lam, dq, A, y)
     if not cf.limits:
         return
+    cap = cf.max_joint_step
     for _pass in range(3):
         pinned = False
         for kk in range(na):
@@ -355,7 +359,9 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
                 continue  # a quaternion's angular DoF: its cone is enforced on integration
             qn = q[k] + step * dq[kk]
             if qn < lo[k] or qn > hi[k]:
-                lim_k = lo[k] if qn < lo[k] else hi[k]
+                # Pinned at the limit, or short of it by the per-iteration joint bound:
+                # a pinned joint moves at most max_joint_step too.
+                lim_k = max(lo[k], q[k] - cap) if qn < lo[k] else min(hi[k], q[k] + cap)
                 dk = lim_k - q[k]
                 for r in range(m):
                     e[r] -= J[r, kk] * dk
@@ -415,8 +421,8 @@ def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float, fdata: np
 
 @njit(cache=True, inline="always")
 def jacobian_update(
-    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One Jacobian iteration with step ``rule``; False when the step is not finite."""
     na = cf.na
@@ -472,8 +478,8 @@ def jacobian_update(
 
 @njit(cache=True, inline="always")
 def ccd_update(
-    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
 ) -> bool:  # fmt: skip
     """One CCD sweep (CCD has no linear system)."""
     ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.active_q,

@@ -1,5 +1,8 @@
 """Every packed array the IK kernels read or write, with each slot named.
 
+Long because it is the one owner of every slot: the writer and the reader of each block
+(the collision block included) sit side by side, so a slot moves in one place.
+
 The compiled solver sees plain arrays only. This module is their one owner: the
 Python writers (:func:`write_config`, :func:`pack`, :func:`read_result`) and the
 compiled readers (:func:`unpack`, :func:`read_config`, :func:`carve`) sit side by
@@ -22,7 +25,7 @@ Arrays of one solve:
   ``N_*`` below, followed by per-DoF and per-target blocks (see :func:`write_config`).
 * **result row** (float64, :func:`result_size`): ``q`` (nq), the position error of
   each target (T) [m], the orientation error of each target (T) [rad], then the
-  ``R_*`` slots: status, iterations, restarts, history rows, reachable.
+  ``R_*`` slots: status, iterations, restarts, history rows, reachable, clearance.
 
 The model, the targets' structure and the config travel together as two buffers
 (:func:`pack`): each argument crossing into compiled code costs about 0.1 us.
@@ -35,7 +38,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
+from .qp import qp_iwork_size, qp_work_size
 
 # --- target row ------------------------------------------------------------------------------
 T_POS = 0  # 3: target point [m]; for a direction target, the world direction (unit)
@@ -80,7 +85,8 @@ N_CLAMP = 6  # 1: aim unreachable position targets at the nearest reachable poin
 N_STALL = 7  # restart after this many iterations without 1 % progress
 N_NQ = 8
 N_NV = 9
-N_HEAD = 10
+N_COLLISION = 10  # where the collision block starts in icfg (see below); 0: no collision check
+N_HEAD = 11
 # Blocks after the head, in order: active (na, indices into the motion), active_q (na,
 # the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
 # dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
@@ -98,13 +104,17 @@ R_ITERATIONS = 1
 R_RESTARTS = 2
 R_HISTORY = 3  # rows of history written
 R_REACHABLE = 4  # 0: a target is provably out of reach
-R_SIZE = 5
+R_MIN_DISTANCE = 5  # signed clearance [m] at the returned q (collision checks only; else 0)
+R_SIZE = 6
 
 ST_OK = 0  # every target within tolerance
 ST_NOT_CONVERGED = 1  # budget spent; the best configuration is returned
 ST_NONFINITE = 2  # NaN or inf in a target or q0
 ST_NOT_RIGID = 3  # a target rotation is not a rotation (beyond RIGID_TOL)
 ST_TOO_FAR = 4  # a target coordinate beyond MAX_COORDINATE
+ST_IN_COLLISION = 5  # on target, but closer than the margin to an obstacle or itself
+#: Statuses that mean bad input (the solve raises for them).
+BAD_INPUT = (ST_NONFINITE, ST_NOT_RIGID, ST_TOO_FAR)
 
 #: Largest deviation of a target rotation from orthonormal that is accepted (and
 #: projected onto the nearest rotation): ``max |R^T R - I|`` entry. Poses printed with
@@ -337,7 +347,7 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
 def read_result(out: np.ndarray, nq: int, T: int) -> dict[str, np.ndarray]:
     """Named views of result rows ``(..., result_size)``: ``q``, ``position_error``,
     ``orientation_error``, ``status``, ``iterations``, ``restarts``, ``history``,
-    ``reachable``."""
+    ``reachable``, ``min_distance``."""
     i = info_offset(nq, T)
     return {
         "q": out[..., :nq],
@@ -348,4 +358,162 @@ def read_result(out: np.ndarray, nq: int, T: int) -> dict[str, np.ndarray]:
         "restarts": out[..., i + R_RESTARTS],
         "history": out[..., i + R_HISTORY],
         "reachable": out[..., i + R_REACHABLE],
+        "min_distance": out[..., i + R_MIN_DISTANCE],
     }
+
+
+# --- the collision block (collision-aware solves only) -----------------------------------------
+# When ``icfg[N_COLLISION]`` is not 0, icfg holds from there the CI_* ints and the pairs
+# table (n_pairs, PAIR_SIZE), and cfg holds from ``CI_FLOATS`` the CF_* floats and the
+# spheres, links, obstacles and obstacle data tables of ``kinetree.collision.layout``,
+# each raveled. The blocks sit after the swing-twist blocks (whose readers stop at their
+# own counts), so solves without collision checks read the same arrays as before.
+CI_PAIRS = 0  # number of pairs
+CI_SPHERES = 1  # number of robot spheres
+CI_LINKS = 2  # number of links with spheres
+CI_OBSTACLES = 3  # number of obstacles
+CI_DATA = 4  # rows of obstacle data (never 0)
+CI_FLOATS = 5  # where the float block starts in cfg
+CI_SEEDS = 6  # random starts drawn per restart; the clearest is kept
+CI_SIZE = 7
+
+CF_MARGIN = 0  # the clearance every pair must keep [m]
+CF_CUTOFF = 1  # pairs closer than this are measured exactly each iteration [m]
+CF_INFLUENCE = 2  # pairs closer than this become rows of the step's QP [m]
+CF_BUFFER = 3  # the QP keeps margin + buffer, so a step's curvature keeps the margin [m]
+CF_MAX_STEP = 4  # largest change of one joint per iteration with collision rows [rad or m]
+CF_SIZE = 5
+
+Collision = namedtuple(
+    "Collision",
+    "margin cutoff influence buffer max_step seeds spheres links obstacles data pairs",
+)
+Collision.__doc__ = """The collision block of one solve, read by :func:`read_collision`: the
+CF_* scalars, ``seeds``, and the tables of :mod:`kinetree.collision.layout`."""
+
+
+def write_collision(
+    cfg: np.ndarray,
+    icfg: np.ndarray,
+    scalars: dict[int, float],
+    seeds: int,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cfg, icfg)`` of :func:`write_config` with the collision block appended."""
+    head_f = np.zeros(CF_SIZE)
+    for k, v in scalars.items():
+        head_f[k] = v
+    head_i = np.zeros(CI_SIZE, dtype=np.int64)
+    head_i[CI_PAIRS] = pairs.shape[0]
+    head_i[CI_SPHERES] = spheres.shape[0]
+    head_i[CI_LINKS] = links.shape[0]
+    head_i[CI_OBSTACLES] = obstacles.shape[0]
+    head_i[CI_DATA] = data.shape[0]
+    head_i[CI_FLOATS] = cfg.shape[0]
+    head_i[CI_SEEDS] = seeds
+    icfg = icfg.copy()
+    icfg[N_COLLISION] = icfg.shape[0]
+    cfg = np.concatenate([cfg, head_f, spheres.ravel(), links.ravel(), obstacles.ravel(),
+                          data.ravel()])  # fmt: skip
+    icfg = np.concatenate([icfg, head_i, pairs.ravel()]).astype(np.int64)
+    return cfg, icfg
+
+
+@njit(cache=True)
+def read_collision(cfg: np.ndarray, icfg: np.ndarray) -> Collision:
+    """The :class:`Collision` view of ``(cfg, icfg)``; empty tables without a block."""
+    o = icfg[N_COLLISION]
+    if o == 0:
+        z = cfg[:0]
+        return Collision(
+            0.0, 0.0, 0.0, 0.0, 0.0, 0, z.reshape((0, SPHERE_SIZE)), z.reshape((0, LINK_SIZE)),
+            z.reshape((0, OBSTACLE_SIZE)), z.reshape((0, 3)),
+            icfg[:0].reshape((0, PAIR_SIZE)),
+        )  # fmt: skip
+    npairs, ns, nl = icfg[o + CI_PAIRS], icfg[o + CI_SPHERES], icfg[o + CI_LINKS]
+    no, nd, f = icfg[o + CI_OBSTACLES], icfg[o + CI_DATA], icfg[o + CI_FLOATS]
+    pairs = icfg[o + CI_SIZE : o + CI_SIZE + PAIR_SIZE * npairs].reshape((npairs, PAIR_SIZE))
+    h = f
+    f += CF_SIZE
+    spheres = cfg[f : f + ns * SPHERE_SIZE].reshape((ns, SPHERE_SIZE))
+    f += ns * SPHERE_SIZE
+    links = cfg[f : f + nl * LINK_SIZE].reshape((nl, LINK_SIZE))
+    f += nl * LINK_SIZE
+    obstacles = cfg[f : f + no * OBSTACLE_SIZE].reshape((no, OBSTACLE_SIZE))
+    f += no * OBSTACLE_SIZE
+    data = cfg[f : f + nd * 3].reshape((nd, 3))
+    return Collision(
+        cfg[h + CF_MARGIN], cfg[h + CF_CUTOFF], cfg[h + CF_INFLUENCE], cfg[h + CF_BUFFER],
+        cfg[h + CF_MAX_STEP], icfg[o + CI_SEEDS], spheres, links, obstacles, data, pairs,
+    )  # fmt: skip
+
+
+CollisionWork = namedtuple(
+    "CollisionWork",
+    "C out grad G bq H g lb ub x qp best row bounds q_seed ready order qpi",
+)
+CollisionWork.__doc__ = """Scratch of the collision block, carved by :func:`carve_collision`:
+``C`` (n_spheres, 4) world spheres; ``out`` (n_pairs, OUT_SIZE) pair rows; ``grad`` (nv)
+one pair's distance gradient; ``G`` (n_pairs, na) and ``bq`` (n_pairs) the QP's
+distance rows; ``H`` (na, na), ``g``, ``lb``, ``ub``, ``x`` (na) the QP; ``qp`` its
+scratch; ``best``, ``row`` (OUT_SIZE) and ``bounds`` (n_pairs) the closest-pair search;
+``q_seed`` (nq) the clearest random start so far; ints: ``ready`` (n_links), ``order``
+(n_pairs), ``qpi`` the QP's integer scratch."""
+
+
+def collision_scratch_size(ns: int, npairs: int, nv: int, nq: int, na: int) -> tuple[int, int]:
+    """``(floats, ints)`` of scratch :func:`carve_collision` needs (compiled twin:
+    :func:`collision_scratch_len`); ``(0, 0)`` without pairs."""
+    if npairs == 0:
+        return 0, 0
+    floats = (ns * 4 + npairs * OUT_SIZE + nv + npairs * na + npairs + na * na + 4 * na
+              + qp_work_size(na, npairs) + 2 * OUT_SIZE + npairs + nq)  # fmt: skip
+    return floats, ns + npairs + qp_iwork_size(na, npairs)
+
+
+collision_scratch_len = njit(cache=True)(collision_scratch_size)
+
+
+@njit(cache=True)
+def carve_collision(
+    ws: np.ndarray, iws: np.ndarray, ns: int, nl: int, npairs: int, nv: int, nq: int, na: int
+) -> CollisionWork:
+    """The :class:`CollisionWork` views of ``ws`` and ``iws`` (see
+    :func:`collision_scratch_size`): all empty without pairs."""
+    if npairs == 0:
+        ns = nl = nv = nq = na = 0
+    o = 0
+    C = ws[o : o + ns * 4].reshape((ns, 4))
+    o += ns * 4
+    out = ws[o : o + npairs * OUT_SIZE].reshape((npairs, OUT_SIZE))
+    o += npairs * OUT_SIZE
+    grad = ws[o : o + nv]
+    o += nv
+    G = ws[o : o + npairs * na].reshape((npairs, na))
+    o += npairs * na
+    bq = ws[o : o + npairs]
+    o += npairs
+    H = ws[o : o + na * na].reshape((na, na))
+    o += na * na
+    g = ws[o : o + na]
+    lb = ws[o + na : o + 2 * na]
+    ub = ws[o + 2 * na : o + 3 * na]
+    x = ws[o + 3 * na : o + 4 * na]
+    o += 4 * na
+    qp = ws[o : o + 2 * na * na + 4 * na + 1]
+    o += 2 * na * na + 4 * na + 1
+    best = ws[o : o + OUT_SIZE]
+    row = ws[o + OUT_SIZE : o + 2 * OUT_SIZE]
+    o += 2 * OUT_SIZE
+    bounds = ws[o : o + npairs]
+    o += npairs
+    q_seed = ws[o : o + nq]
+    ready = iws[:nl]
+    order = iws[ns : ns + npairs]
+    qpi = iws[ns + npairs :]
+    return CollisionWork(C, out, grad, G, bq, H, g, lb, ub, x, qp, best, row, bounds, q_seed,
+                         ready, order, qpi)  # fmt: skip

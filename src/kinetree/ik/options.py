@@ -39,6 +39,20 @@ MIN_TOLERANCE = 1e-12
 MAX_COUNT = 10**9
 #: Most iterates kept by ``record=True`` (the first ones are kept).
 MAX_HISTORY = 100_000
+#: Methods that keep collision margins (their step is a QP with distance rows).
+COLLISION_METHODS = ("auto", "dls")
+#: Collision-aware steps: pairs closer than ``margin + COLLISION_INFLUENCE`` [m] become
+#: rows of the step's QP (and are measured exactly every iteration).
+COLLISION_INFLUENCE = 0.1
+#: The QP keeps ``margin + COLLISION_BUFFER`` [m], so the curvature a linearised row
+#: misses over one step does not cost the margin.
+COLLISION_BUFFER = 1e-3
+#: Largest change of one joint per collision-aware iteration [rad or m] (also bounded by
+#: ``max_joint_step``): a step stays short enough for its rows to describe it.
+COLLISION_MAX_STEP = 0.3
+#: Random configurations drawn per restart of a collision-aware solve (the first clear
+#: one is kept, else the clearest).
+COLLISION_SEEDS = 8
 
 _COMPARED: tuple[dataclasses.Field[Any], ...] = ()  # set below the class
 
@@ -124,7 +138,11 @@ class IKOptions:
         damping: DLS damping, ``lambda = damping * |e|^2 / 2 + lambda_min``.
         lambda_min: smallest DLS damping.
         cutoff: relative singular value cut-off of pinv and sdls.
-        max_joint_step: largest change of one joint per iteration [rad or m].
+        max_joint_step: largest change of one joint per iteration [rad or m]: the
+            per-step joint speed limit. Every iterate honours it (the step is scaled
+            down to it, and a joint pinned at a limit moves at most that far towards
+            it); collision-aware steps keep it as a bound of their QP (at most
+            ``COLLISION_MAX_STEP``).
         stall_iter: restart after this many iterations without 1 % progress.
         normalized_step: seed 001's step: the task error is clipped to this length
             [m or rad] per iteration; None: off.
@@ -143,6 +161,17 @@ class IKOptions:
         seed: seed of the restarts (problem ``b`` of a batch uses ``seed + b``).
         rng: a ``numpy.random.Generator`` (or seed for one) that draws a new seed for
             each call; overrides ``seed``.
+        obstacles: world obstacles (``kinetree.Box``, ``Sphere``, ``Capsule``,
+            ``Cylinder``, ``HalfSpace``, ``PointCloud``, ``TriangleMesh`` or
+            ``kinetree.geometry`` shapes) every link keeps ``margin`` from; a tuple.
+        self_collision: keep the enabled link pairs (SRDF or found ones) ``margin``
+            apart too; None: True when ``obstacles`` are given, else False. Collision
+            checks are on when either asks for them (methods ``auto`` and ``dls``).
+        margin: the clearance every checked pair keeps [m], >= 0, measured on the
+            spheres that contain the links' collision geometry.
+        ignore: pairs of names (link, obstacle name or link) left out of the checks.
+        collision_model: the :class:`kinetree.collision.CollisionModel` to use (sphere
+            coarseness, disabled pairs); None: ``kinetree.collision.collision_model(model)``.
     """
 
     method: str = "auto"
@@ -167,6 +196,11 @@ class IKOptions:
     pin: tuple[str, ...] = ()
     seed: int = 0
     rng: Any = field(default=None, compare=False)
+    obstacles: tuple[Any, ...] = ()
+    self_collision: bool | None = None
+    margin: float = 0.005
+    ignore: tuple[tuple[str, str], ...] = ()
+    collision_model: Any = None
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -235,13 +269,85 @@ class IKOptions:
                 )
             s(self, "seed", int(np.random.default_rng(int(self.rng)).integers(0, 2**62)))
             s(self, "rng", None)
+        self._check_collision()
         # Hashed once: the options are the cache key of every solve.
         s(self, "_hash", hash(tuple(getattr(self, f.name) for f in _COMPARED)))
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined]
 
+    def _check_collision(self) -> None:
+        """Obstacles to a tuple of obstacles, the pairs to ignore to a tuple of name pairs,
+        the margin checked; a method that cannot keep margins is refused."""
+        s = object.__setattr__
+        s(self, "margin", _number("margin", self.margin, zero=True, unit=" [m]"))
+        if (
+            self.obstacles == ()
+            and self.self_collision is None
+            and self.ignore == ()
+            and self.collision_model is None
+        ):
+            return  # the common case: no collision checks, nothing to import
+        from ..collision.robot import CollisionModel
+        from ..collision.world import Obstacle, as_obstacle
+        from ..geometry import Geometry
+
+        obs = self.obstacles
+        if obs is None:
+            obs = ()
+        if isinstance(obs, (Obstacle, Geometry)):
+            obs = (obs,)
+        if not isinstance(obs, (list, tuple)):
+            raise InvalidValueError(
+                f"obstacles must be a list of obstacles (kinetree.Box, Sphere, Capsule, "
+                f"Cylinder, HalfSpace, PointCloud, TriangleMesh), got {obs!r}"
+            )
+        for i, o in enumerate(obs):
+            if not isinstance(o, (Obstacle, Geometry)):
+                raise InvalidValueError(
+                    f"obstacles[{i}] must be a kinetree.Box, Sphere, Capsule, Cylinder, "
+                    f"HalfSpace, PointCloud, TriangleMesh or a kinetree.geometry shape, got "
+                    f"{type(o).__name__}"
+                )
+        s(self, "obstacles", tuple(o if isinstance(o, Obstacle) else as_obstacle(o) for o in obs))
+        if self.self_collision is not None:
+            s(self, "self_collision", _bool("self_collision", self.self_collision))
+        ign = self.ignore
+        if isinstance(ign, (list, tuple)) and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(n, str) for n in p)
+            for p in ign
+        ):
+            s(self, "ignore", tuple((str(a), str(b)) for a, b in ign))
+        else:
+            raise InvalidValueError(
+                f"ignore must be a list of name pairs [(link, obstacle or link), ...], got {ign!r}"
+            )
+        if self.collision_model is not None and not isinstance(
+            self.collision_model, CollisionModel
+        ):
+            raise InvalidValueError(
+                "collision_model must be a kinetree.collision.CollisionModel (see "
+                f"kinetree.collision.collision_model), got {type(self.collision_model).__name__}"
+            )
+        if self.collision and self.method not in COLLISION_METHODS:
+            raise InvalidValueError(
+                f"method {self.method!r} cannot keep collision margins; with obstacles= or "
+                f"self_collision=True use one of: {', '.join(COLLISION_METHODS)}"
+            )
+
     # --- derived values ----------------------------------------------------------------
+
+    @property
+    def collision(self) -> bool:
+        """Whether the solve checks collisions (obstacles given, or self-collision asked)."""
+        return bool(self.obstacles) or self.self_collision is True
+
+    @property
+    def self_pairs(self) -> bool:
+        """Whether link pairs are checked against each other."""
+        if self.self_collision is None:
+            return bool(self.obstacles)
+        return self.self_collision
 
     @property
     def kernel_method(self) -> str:

@@ -23,7 +23,13 @@ from ..kinematics import needed_nodes
 from ..kinematics.layout import packed_ik
 from ..model import JointType, Model
 from . import layout as L
-from .options import IKOptions
+from .options import (
+    COLLISION_BUFFER,
+    COLLISION_INFLUENCE,
+    COLLISION_MAX_STEP,
+    COLLISION_SEEDS,
+    IKOptions,
+)
 from .targets import encode
 
 __all__ = ["Problem", "Template", "as_q0", "build_problem", "cached_template", "template"]
@@ -61,6 +67,9 @@ class Template:
     has_swing_twist: bool  # swing-twist limits enforced (ball joints with cones, active)
     ibuf: np.ndarray
     fbuf: np.ndarray
+    #: The packed scene of a collision-aware solve (``kinetree.collision.CollisionTables``),
+    #: None without collision checks.
+    collision: Any = None
 
     @property
     def method(self) -> str:
@@ -222,7 +231,24 @@ def template(
         balls,
         st_i,
     )
-    fk_nodes = needed_nodes(model, tgt_i[:, 0])
+    coll = None
+    fk_frames = tuple(int(k) for k in tgt_i[:, 0])
+    if opts.collision:
+        coll = _collision_tables(model, opts)
+        cfg, icfg = L.write_collision(
+            cfg, icfg,
+            {
+                L.CF_MARGIN: opts.margin,
+                L.CF_CUTOFF: opts.margin + COLLISION_INFLUENCE,
+                L.CF_INFLUENCE: opts.margin + COLLISION_INFLUENCE,
+                L.CF_BUFFER: COLLISION_BUFFER,
+                L.CF_MAX_STEP: COLLISION_MAX_STEP,
+            },
+            COLLISION_SEEDS, coll.spheres, coll.links, coll.obstacles, coll.obstacle_data,
+            coll.pairs,
+        )  # fmt: skip
+        fk_frames += tuple(int(k) for k in coll.nodes)
+    fk_nodes = needed_nodes(model, fk_frames)
     ibuf, fbuf = L.pack(*packed_ik(model), fk_nodes, tgt_i, rows, cfg, icfg)
     for a in (tgt_i, rows, act_idx, slo, shi, rest):
         a.setflags(write=False)
@@ -230,8 +256,21 @@ def template(
         model=model, frames=tuple(frames), options=opts, tgt_i=tgt_i, weights=weights.copy(),
         rows=rows, nodes=fk_nodes, active=active, active_idx=act_idx, lo=lo, hi=hi,
         sample_lo=slo, sample_hi=shi, rest=rest, rest_gain=rest_gain,
-        has_swing_twist=bool(limits_on and st_i[0] > 0), ibuf=ibuf, fbuf=fbuf,
+        has_swing_twist=bool(limits_on and st_i[0] > 0), ibuf=ibuf, fbuf=fbuf, collision=coll,
     )  # fmt: skip
+
+
+def _collision_tables(model: Model, opts: IKOptions) -> Any:
+    """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``."""
+    from ..collision.robot import collision_model
+
+    cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
+    if cm.model is not model:
+        raise InvalidValueError(
+            f"collision_model was made for model {cm.model.name!r}, not for this model "
+            f"({model.name!r}); make one with kinetree.collision.collision_model(model)"
+        )
+    return cm.tables(opts.obstacles, opts.self_pairs, opts.ignore)
 
 
 def _quaternion_layout(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["IKResult", "make_result", "message", "one_result"]
+__all__ = ["IKResult", "make_result", "message", "one_result", "with_clearance"]
 
 
 @dataclass(slots=True)
@@ -39,6 +39,11 @@ class IKResult:
         error_history: (k, 2) max position [m] and orientation [rad] error per iterate.
         frames: the frame of each target, in the order of the error columns.
         method: the method that produced ``q``.
+        min_distance: with collision checks (``obstacles=``, ``self_collision=``), the
+            signed clearance [m] of ``q``: the smallest distance over every checked pair
+            of the spheres that contain the links (negative: penetration; inf when no
+            pair is checked), by the full closest-pair search. ``success`` then also
+            means ``min_distance >= margin``. None without collision checks.
     """
 
     q: np.ndarray
@@ -54,6 +59,7 @@ class IKResult:
     error_history: np.ndarray | None = None
     frames: tuple[str, ...] = field(default_factory=tuple)
     method: str = ""
+    min_distance: np.ndarray | float | None = None
 
     def __bool__(self) -> bool:
         return bool(np.all(self.success))
@@ -83,6 +89,10 @@ OUT_OF_REACH = (
 NOT_CONVERGED = (
     "not converged: iteration or time budget spent (the target may be blocked by joint "
     "limits or inactive joints); returned the best configuration found"
+)
+IN_COLLISION = (
+    "in collision: on target, but closer than the margin to an obstacle or to itself "
+    "(see min_distance); returned the best configuration found"
 )
 
 
@@ -122,6 +132,15 @@ def one_result(
     )  # fmt: skip
 
 
+def with_clearance(result: IKResult, min_distance: float, in_collision: bool) -> IKResult:
+    """Add the clearance [m] of a collision-aware single solve to ``result`` (in place);
+    ``in_collision``: on target but closer than the margin (the message says so)."""
+    result.min_distance = min_distance
+    if in_collision:
+        result.message = IN_COLLISION
+    return result
+
+
 def make_result(
     *,
     q: np.ndarray,
@@ -137,10 +156,13 @@ def make_result(
     method: str,
     history: np.ndarray | None = None,
     error_history: np.ndarray | None = None,
+    min_distance: np.ndarray | None = None,
+    in_collision: np.ndarray | None = None,
 ) -> IKResult:
     """An :class:`IKResult` from flat per-problem arrays (``B = prod(batch)`` rows, or
     one row with ``batch == ()``). Errors that are NaN are reported as inf and such a
-    problem is never a success."""
+    problem is never a success. ``min_distance``: the clearances of a collision-aware
+    solve; ``in_collision``: where the solve ended on target but too close."""
     nq = q.shape[-1]
     T = position_error.shape[-1]
     pe = np.where(np.isnan(position_error), np.inf, position_error)
@@ -156,18 +178,23 @@ def make_result(
             int(its.flat[0]),
             int(rs.flat[0]),
         )
+        hit = in_collision is not None and bool(np.asarray(in_collision).reshape(-1)[0])
         return IKResult(
             q=q.reshape(nq), success=s, position_error=pe.reshape(T),
             orientation_error=oe.reshape(T), iterations=i, restarts=n, elapsed=elapsed,
-            message=message(s, r, i, n), reachable=r, history=history,
-            error_history=error_history, frames=frames, method=method,
+            message=IN_COLLISION if hit else message(s, r, i, n), reachable=r,
+            history=history, error_history=error_history, frames=frames, method=method,
+            min_distance=None if min_distance is None else float(np.reshape(min_distance, -1)[0]),
         )  # fmt: skip
     ok = ok.reshape(batch)
     reach = reach.reshape(batch)
     msg = np.where(ok, CONVERGED, np.where(reach, "not converged", "target out of reach"))
+    if in_collision is not None:
+        msg = np.where(np.asarray(in_collision).reshape(batch), "in collision", msg)
     return IKResult(
         q=q.reshape(*batch, nq), success=ok, position_error=pe.reshape(*batch, T),
         orientation_error=oe.reshape(*batch, T), iterations=its.reshape(batch),
         restarts=rs.reshape(batch), elapsed=elapsed, message=msg, reachable=reach,
         frames=frames, method=method,
+        min_distance=None if min_distance is None else np.array(min_distance).reshape(batch),
     )  # fmt: skip

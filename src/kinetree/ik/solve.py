@@ -24,10 +24,10 @@ from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError, UnsupportedError
 from ..model import Model
 from . import layout as L
-from ._drivers import driver
+from ._drivers import cached_driver, driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
-from .result import IKResult, make_result, one_result
+from .result import IKResult, make_result, one_result, with_clearance
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -239,13 +239,14 @@ def run(
         hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
     seed = opts.draw_seed()
     method = tpl.options.kernel_method
-    kernel = driver(method, tpl.has_swing_twist)
+    collide = tpl.collision is not None
+    kernel = cached_driver(method, tpl.has_swing_twist, collide)
     ib, fb = tpl.ibuf, tpl.fbuf
     if B < PARALLEL_MIN and compiled(kernel):
         kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
     else:
         first = 0  # problems solved before the machine code is ready (tiered start)
-        if not compiled(kernel) and method in INTERPRETABLE:
+        if not collide and not compiled(kernel) and method in INTERPRETABLE:
             build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
             args = (ib, fb, targets, q0, seed, out, hist_q, hist_e)
             first = interpret_first(kernel, build, args, B, opts.budget)
@@ -273,6 +274,8 @@ def run(
         orientation_error=r["orientation_error"], iterations=r["iterations"],
         restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
         elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+        min_distance=r["min_distance"] if collide else None,
+        in_collision=r["status"] == L.ST_IN_COLLISION,
     )  # fmt: skip
 
 
@@ -299,20 +302,23 @@ def _single(
     """The result of one solve, read from its row without array arithmetic (the per-call
     cost of control loops and animations). The kernel already reports a NaN error as inf."""
     i = L.info_offset(nq, T)
-    status, iters, restarts, n, reach = row[i : i + L.R_SIZE].tolist()
-    if status > L.ST_NOT_CONVERGED:
+    status, iters, restarts, n, reach, clear = row[i : i + L.R_SIZE].tolist()
+    if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
         raise_status(int(status))
     # Positional: keyword calls cost microseconds here (see one_result).
-    return one_result(
+    result = one_result(
         row[:nq], status == L.ST_OK, row[nq : nq + T], row[nq + T : nq + 2 * T], int(iters),
         int(restarts), reach != 0.0, time.perf_counter() - t0, tpl.frames, tpl.method,
         hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
     )  # fmt: skip
+    if tpl.collision is not None:
+        with_clearance(result, clear, status == L.ST_IN_COLLISION)
+    return result
 
 
 def _raise_bad_input(status: np.ndarray, batch: tuple[int, ...]) -> None:
     """Statuses above ``ST_NOT_CONVERGED`` are bad input: raise for the first one."""
-    bad = status > L.ST_NOT_CONVERGED
+    bad = np.isin(status, L.BAD_INPUT)
     if not np.any(bad):
         return
     first = int(np.argmax(bad))

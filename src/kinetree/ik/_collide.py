@@ -1,0 +1,171 @@
+"""Collision-aware IK iterations: a damped least-squares step as a small QP whose
+inequalities keep every nearby pair of the robot's spheres (and the world) apart.
+
+Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
+
+* :func:`clearance` measures every pair of the collision block (as
+  :func:`kinetree.collision._kernels.pair_distances` does): pairs closer than ``cutoff``
+  exactly, the others by a lower bound above it. Their minimum is the iterate's clearance; the
+  loop counts an iterate as solved only when it is at least ``margin``.
+* :func:`collision_update` takes the step ``dq`` that minimises
+  ``|J dq - e|^2 + lambda |dq|^2`` (the DLS objective and damping of ``step_dls``) subject to
+
+  - joint limits and the per-iteration joint bound, as box bounds:
+    ``max(lo - q, -s) <= dq <= min(hi - q, s)`` with ``s = min(max_joint_step, max_step)``;
+  - one row per pair closer than ``influence``:
+    ``grad_p . dq >= margin + buffer - d_p`` (the distance linearised at ``q``,
+    :func:`kinetree.collision._kernels.distance_gradient`),
+
+  solved exactly by :func:`kinetree.ik.qp.qp_solve`. When the rows cannot all hold
+  within the bounds (deep in a collision, at a limit), they are relaxed to "get no
+  closer" (``grad_p . dq >= min(0, margin + buffer - d_p)``); when even that fails the
+  attempt ends and a restart begins.
+* restarts (in the loop) draw ``seeds`` random configurations and keep the first one
+  that clears ``margin + buffer`` by :func:`final_clearance` (else the clearest).
+
+The buffer absorbs the curvature the linearisation misses; the final clearance is
+re-measured on the returned ``q`` by the full closest-pair search
+(:func:`final_clearance`), and a solve is a success only when it holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..collision._kernels import (
+    distance_gradient,
+    link_spheres,
+    min_distance,
+    pair_bound,
+    pair_distance,
+)
+from ..collision.layout import OUT_DISTANCE, OUT_EXACT, PAIR_A, PAIR_B, PAIR_KIND, PAIR_SELF
+from ._steps import integrate
+from ._tasks import assemble
+from .layout import Collision, CollisionWork, Config, Work
+from .qp import QP_INFEASIBLE, QP_OK, qp_solve
+
+
+@njit(cache=True, inline="always")
+def clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
+    """Every pair's row at the transforms ``W`` into ``cw.out``; the smallest distance
+    [m] (inf without pairs).
+
+    What :func:`~kinetree.collision._kernels.pair_distances` computes, with the broad
+    phase first: a pair whose bounding-sphere bound is at least ``cutoff`` keeps only
+    that bound (``OUT_EXACT`` 0), and a link's spheres are put in the world only when one
+    of its pairs is refined (most links are far from everything at most iterates)."""
+    out, C, ready = cw.out, cw.C, cw.ready
+    spheres, links, obstacles, data, pairs = ck.spheres, ck.links, ck.obstacles, ck.data, ck.pairs
+    for k in range(links.shape[0]):
+        ready[k] = 0
+    d = np.inf
+    for p in range(pairs.shape[0]):
+        v = pair_bound(W, links, obstacles, data, pairs, p)
+        if v >= ck.cutoff:
+            out[p, OUT_DISTANCE] = v
+            out[p, OUT_EXACT] = 0.0
+            d = min(d, v)
+            continue
+        la = pairs[p, PAIR_A]
+        if ready[la] == 0:
+            link_spheres(W, spheres, links, la, C)
+            ready[la] = 1
+        lb = pairs[p, PAIR_B]
+        if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
+            link_spheres(W, spheres, links, lb, C)
+            ready[lb] = 1
+        pair_distance(W, C, links, obstacles, data, pairs, p, ck.cutoff, out[p])
+        d = min(d, out[p, OUT_DISTANCE])
+    return d
+
+
+@njit(cache=True, inline="always")
+def final_clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
+    """The closest pair's signed distance [m] at ``W`` by the full search (no cutoff);
+    inf when there is nothing to check."""
+    arg = min_distance(W, ck.spheres, ck.links, ck.obstacles, ck.data, ck.pairs, -np.inf,
+                       cw.C, cw.ready, cw.bounds, cw.order, cw.row, cw.best)  # fmt: skip
+    return cw.best[OUT_DISTANCE] if arg >= 0 else np.inf
+
+
+@njit(cache=True, inline="always")
+def penalised(bad: float, d: float, margin: float, tol: float) -> float:
+    """The badness of an iterate closer than ``margin``: never <= 1 (never solved), and
+    falling as it gets clearer, so leaving a collision counts as progress."""
+    if d >= margin:
+        return bad
+    return max(bad, 1.0) + 1.0 + (margin - d) / tol
+
+
+@njit(cache=True, inline="always")
+def collision_update(
+    cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
+    idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+) -> bool:  # fmt: skip
+    """One DLS step with distance rows (see the module doc); False when no step can be
+    taken (the attempt ends). ``cw.out`` holds the pairs at the current ``q``."""
+    na = cf.na
+    m = rows.shape[0]
+    J, e, q, act, act_q = w.J, w.e, w.q, cf.active, cf.active_q
+    H, g, lb, ub, x = cw.H, cw.g, cw.lb, cw.ub, cw.x
+    G, bq, out, grad = cw.G, cw.bq, cw.out, cw.grad
+    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3)
+    E = 0.0
+    for r in range(m):
+        if not np.isfinite(e[r]):
+            return False
+        E += e[r] * e[r]
+    if cf.task_step > 0.0 and E > cf.task_step * cf.task_step:
+        sc = cf.task_step / np.sqrt(E)
+        for r in range(m):
+            e[r] *= sc
+    lam = cf.damping * 0.5 * E + cf.lambda_min
+    for i in range(na):
+        s = 0.0
+        for r in range(m):
+            s += J[r, i] * e[r]
+        g[i] = -s
+        for j in range(i + 1):
+            s = 0.0
+            for r in range(m):
+                s += J[r, i] * J[r, j]
+            H[i, j] = s
+            H[j, i] = s
+        H[i, i] += lam + 1e-12
+    step = cf.step
+    cap = min(cf.max_joint_step, ck.max_step)
+    lo, hi = cf.lo, cf.hi
+    for kk in range(na):
+        a = -cap
+        b = cap
+        k = act_q[kk]
+        if cf.limits and k >= 0:
+            a = max(a, lo[k] - q[k])
+            b = min(b, hi[k] - q[k])
+        lb[kk] = min(a, 0.0) / step
+        ub[kk] = max(b, 0.0) / step
+    keep = ck.margin + ck.buffer
+    nr = 0
+    for p in range(out.shape[0]):
+        d = out[p, OUT_DISTANCE]
+        if out[p, OUT_EXACT] != 1.0 or d >= ck.influence:
+            continue
+        distance_gradient(fdata, idata, w.W, out[p], w.J6, grad)
+        for kk in range(na):
+            G[nr, kk] = grad[act[kk]] * step
+        bq[nr] = keep - d
+        nr += 1
+    status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
+    if status == QP_INFEASIBLE:
+        for r in range(nr):
+            bq[r] = min(bq[r], 0.0)
+        status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
+    if status != QP_OK:
+        return False
+    for kk in range(na):
+        if not np.isfinite(x[kk]):
+            return False
+    integrate(cf, q, x, step, fdata)
+    return True
