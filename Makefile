@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench bench-peers bench-diffik test-interop test-browser fuzz clean test-bvh-corpus
+.PHONY: demo test lint bench bench-peers bench-collision bench-diffik test-interop test-browser fuzz clean test-bvh-corpus
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,12 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
+	$(MAKE) bench-collision bench-diffik
+
+# Collision-aware IK on the Panda of example-robot-data, checked by coal on the exact meshes.
+bench-collision: $(STAMP)
+	$(BIN)/pip install -q example-robot-data coal
+	$(BIN)/python benchmarks/collision_ik.py
 
 .PHONY: bench-gpu
 bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)

@@ -5,6 +5,10 @@ the machine code on disk, so only the first process on a machine pays. kinetree'
 kernels compile per method, on their first use; :func:`notice` prints one line when
 a first call has not returned within a second, and :func:`warmup` (also
 ``kinetree warmup``, run by the Makefile's set-up) compiles the common kernels ahead.
+
+Long because it holds the whole life of compiled code in one place: the stale-cache
+check, the variants, the notice, the warm-up and the tiered start (the interpreted twin
+and its detached compile); split, each part would import the others' private state.
 """
 
 from __future__ import annotations
@@ -201,6 +205,38 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     if "auto" in methods:
         model.ik(T[:20])
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
+        _warm_collision(verbose)
+
+
+def _warm_collision(verbose: bool) -> None:
+    """Compile the collision distances, the collision-aware IK driver and the one-step
+    differential IK on a two-link arm made of spheres (the kernels do not depend on
+    the model)."""
+    from . import diffik
+    from .builder import ModelBuilder
+    from .collision.world import Sphere
+    from .geometry import Sphere as SphereShape
+    from .ik.targets import Position
+    from .spatial import translation
+
+    if verbose:
+        print("kinetree warmup: collisions, one-step IK ...", file=sys.stderr, flush=True)
+    b = ModelBuilder("warmup_arm", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
+    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
+    b.add_frame("tip", "l2", translation([0.4, 0, 0]))
+    for frame in ("l1", "l2"):
+        b.add_geometry(frame, SphereShape(radius=0.05, kind="collision",
+                                          origin=translation([0.1, 0, 0])))  # fmt: skip
+    arm = b.build()
+    ball = Sphere(radius=0.05, center=(0.0, 0.5, 0.3))
+    q = arm.neutral()
+    arm.distance(q, obstacles=[ball])
+    goal = Position(arm.fk(arm.random_configuration(rng=1), "tip")[:3, 3])
+    arm.ik(goal, "tip", obstacles=[ball])
+    limits = [diffik.ConfigurationLimit(), diffik.CollisionAvoidanceLimit([ball], margin=0.01)]
+    task = diffik.FrameTask("tip", arm.fk(q, "tip"), position_cost=1.0, orientation_cost=0.0)
+    diffik.solve_step(arm, q, [task, diffik.PostureTask(cost=1e-3)], dt=0.01, limits=limits)
 
 
 # --- tiered start: the same source interpreted while the machine code compiles ----------------
