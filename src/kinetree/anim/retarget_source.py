@@ -43,7 +43,7 @@ class SourceFrames:
     Attributes:
         names: the joints, in source order.
         T: ``(n_frames, k, 4, 4)`` world poses [m], z up, facing +x.
-        T_rest: ``(k, 4, 4)`` the same at rest (BVH: every channel 0).
+        T_rest: ``(k, 4, 4)`` the same at rest (BVH: rotations 0, joints at their OFFSETs).
         fps: frames per second [1/s].
         scale: metres per source length unit.
         unit: the unit's name (``"given"`` when ``scale`` was passed).
@@ -84,11 +84,9 @@ def _yaw_to_x(forward: np.ndarray) -> np.ndarray:
 
 def _source_of(source: BVHClip | Motion) -> tuple[Model, np.ndarray, float, np.ndarray]:
     """``(model, q, fps, q_rest)`` of a clip or a motion."""
-    if isinstance(source, BVHClip):
-        return source.model, source.q, source.fps, np.zeros(source.model.nq)
-    if isinstance(source, Motion):
-        if source.clip is not None:
-            return source.model, source.q, source.fps, np.zeros(source.model.nq)
+    # A BVH model's neutral configuration is its rest pose: rotations 0, every joint
+    # with position channels at its OFFSET (see kinetree.io.bvh).
+    if isinstance(source, (BVHClip, Motion)):
         return source.model, source.q, source.fps, source.model.neutral()
     raise InvalidValueError(
         f"the source must be a BVHClip (kinetree.read_bvh) or a Motion, got {type(source).__name__}"
@@ -203,16 +201,19 @@ def source_in_robot_world(source: BVHClip | Motion, motion: Motion) -> Motion:
     origin = model.origin.copy()
     origin[:, :3, 3] *= s
     prismatic = np.zeros(model.nq, dtype=bool)
+    q_offset = model.q_offset.copy()  # a BVH position DoF slides by q - OFFSET: a length
     for k in range(model.n_nodes):
         if model.joint_type[k] == JointType.PRISMATIC and model.q_index[k] >= 0:
             prismatic[model.q_index[k]] = True
+            q_offset[k] *= s
     q = np.where(prismatic, q * s, q)[len(info["dropped_frames"]) :]
     A = np.eye(4)
     A[:3, :3] = R
     A[:2, 3] = -np.asarray(info["source_pelvis"])[0, :2]
     origin[0] = A @ origin[0]
-    shown = dataclasses.replace(model, origin=origin, units="m",
-                                metadata={**model.metadata, "up": "z"})  # fmt: skip
+    neutral = np.where(prismatic, model.q_neutral * s, model.q_neutral)
+    shown = dataclasses.replace(model, origin=origin, q_offset=q_offset, q_neutral=neutral,
+                                units="m", metadata={**model.metadata, "up": "z"})  # fmt: skip
     low = shown.fk_all(q)[:, :, 2, 3].min(axis=1)
     origin = origin.copy()  # the model froze it
     origin[0, 2, 3] -= float(np.percentile(low, 2.0))
