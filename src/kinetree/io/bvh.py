@@ -116,7 +116,8 @@ class BVHJoint:
     the OFFSET in the file's length unit times the ``scale`` given to
     :func:`read_bvh`: the joint's translation from its parent at rest (where it has
     position channels, they replace it; see the module docstring). ``channels``:
-    channel names in file order (empty for End Sites). ``end_site``: whether this is an End Site (named ``f"{parent}_end"``).
+    channel names in file order (empty for End Sites). ``end_site``: whether this is
+    an End Site (named ``f"{parent}_end"``).
     """
 
     name: str
