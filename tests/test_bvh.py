@@ -48,10 +48,14 @@ ROT = {"X": Rx, "Y": Ry, "Z": Rz}
 UNIT = {"X": np.array([1.0, 0, 0]), "Y": np.array([0, 1.0, 0]), "Z": np.array([0, 0, 1.0])}
 
 
-def reference_positions(joints: Sequence[JointSpec], values: np.ndarray) -> np.ndarray:
-    """World positions (frames, joints, 3): local = Trans(offset) Trans(p) C1 C2 ..., the
-    position channels ``p`` along the parent's axes wherever they are listed (pybvh's and
-    Blender's reading), the rotations in channel order."""
+def reference_positions(
+    joints: Sequence[JointSpec], values: np.ndarray, replace: bool = True
+) -> np.ndarray:
+    """World positions (frames, joints, 3): local = Trans(t) C1 C2 ..., the rotations in
+    channel order. ``t`` is the OFFSET with each listed position channel's axis set to
+    the channel value (``replace``: Blender's and MotionBuilder's reading, the OFFSET
+    being the rest value) or increased by it (``replace=False``), along the parent's
+    axes wherever the channel is listed."""
     values = np.atleast_2d(values)
     out = np.zeros((values.shape[0], len(joints), 3))
     for f, row in enumerate(values):
@@ -61,7 +65,7 @@ def reference_positions(joints: Sequence[JointSpec], values: np.ndarray) -> np.n
         for i, (_, parent, offset, channels, _) in enumerate(joints):
             R = np.eye(3) if parent < 0 else R_world[parent]
             p = np.zeros(3) if parent < 0 else p_world[parent]
-            p = p + R @ np.asarray(offset, dtype=float)
+            t = np.array(offset, dtype=float)
             R_parent = R
             for ch in channels:
                 v = row[col]
@@ -69,7 +73,9 @@ def reference_positions(joints: Sequence[JointSpec], values: np.ndarray) -> np.n
                 if ch.endswith("rotation"):
                     R = R @ ROT[ch[0]](v)
                 else:
-                    p = p + R_parent @ (UNIT[ch[0]] * v)
+                    k = "XYZ".index(ch[0])
+                    t[k] = v if replace else t[k] + v
+            p = p + R_parent @ t
             R_world.append(R)
             p_world.append(p)
             out[f, i] = p
@@ -232,7 +238,8 @@ def sample(tmp_path: Path) -> Path:
 
 
 def test_sample_positions_match_hand_computation(sample: Path) -> None:
-    clip = read_bvh(sample)
+    # The hand computation reads the root's channels as added to its OFFSET (1, 2, 3).
+    clip = read_bvh(sample, positions="add")
     assert clip.joint_names == SAMPLE_NAMES
     assert clip.n_frames == 3
     assert clip.frame_time == 0.0333333
@@ -247,7 +254,15 @@ def test_sample_positions_match_hand_computation(sample: Path) -> None:
         np.testing.assert_allclose(got[f], sample_expected(rows[f]), rtol=0, atol=1e-9)
     # The generic reference agrees with the hand-written one.
     np.testing.assert_allclose(
-        reference_positions(clip_spec(clip), np.array(rows)), got, rtol=0, atol=1e-9
+        reference_positions(clip_spec(clip), np.array(rows), replace=False), got, rtol=0, atol=1e-9
+    )
+    # By default the root's channels replace its OFFSET: the whole skeleton sits
+    # (1, 2, 3) lower, in every frame; q (the channel values) is the same.
+    default = read_bvh(sample)
+    np.testing.assert_array_equal(default.q, clip.q)
+    np.testing.assert_allclose(default.joint_positions(), got - [1.0, 2.0, 3.0], atol=1e-12)
+    np.testing.assert_allclose(
+        reference_positions(clip_spec(clip), np.array(rows)), default.joint_positions(), atol=1e-9
     )
 
 
@@ -382,6 +397,7 @@ def test_rotations_preset_and_default_on_position_channels_everywhere(tmp_path: 
         ("Arm_end", 2, (1.0, 0.0, 0.0), (), True),
     ]  # fmt: skip
     values = np.zeros((1, 16))
+    values[0, 7:10] = (0.0, 1.0, 0.0)  # Spine at its OFFSET
     clip = read_bvh(write_text(tmp_path, format_bvh(joints, values, "0.1")))
     m = clip.model
     rotations = m.presets["rotations"]
@@ -458,12 +474,18 @@ def test_position_channels_on_inner_joint_and_zero_channels(tmp_path: Path) -> N
     ]
     values = np.array([[90.0, 3.0, 90.0, 4.0], [0.0, -1.0, 0.0, 0.5]])
     path = write_text(tmp_path, format_bvh(joints, values, "0.5"))
-    clip = read_bvh(path)
+    # By default a position channel replaces the OFFSET along its axis: Slide sits at
+    # Ry(90)(4, 0, 3) = (3, 0, -4) in frame 0, Rigid 2 further along x.
+    P = read_bvh(path).joint_positions()
+    np.testing.assert_allclose(P, reference_positions(joints, values), atol=1e-12)
+    np.testing.assert_allclose(P[0, 1], [3.0, 0.0, -4.0], atol=1e-12)
+    np.testing.assert_allclose(P[0, 2], [5.0, 0.0, -4.0], atol=1e-12)
+    clip = read_bvh(path, positions="add")
     # Positions act first, in the parent's frame: the group lists them first.
     assert clip.model.joint_groups["Slide"] == ("Slide_Zposition", "Slide_Xposition", "Slide_x")
     assert "Rigid" not in clip.model.joint_groups
     P = clip.joint_positions()
-    np.testing.assert_allclose(P, reference_positions(joints, values), atol=1e-12)
+    np.testing.assert_allclose(P, reference_positions(joints, values, replace=False), atol=1e-12)
     # Frame 0 by hand: Ry(90) maps x->-z, z->x. Slide at Ry(90)((1,0,0) + (4,0,3)) =
     # (3,0,-5) (both position channels along Root's axes); Rigid: + Ry(90)Rx(90)(0,2,0) =
     # (2,0,0).
@@ -471,7 +493,7 @@ def test_position_channels_on_inner_joint_and_zero_channels(tmp_path: Path) -> N
     np.testing.assert_allclose(P[0, 2], [5.0, 0.0, -5.0], atol=1e-12)
     out = tmp_path / "out.bvh"
     write_bvh(out, clip)
-    assert_same_clip(clip, read_bvh(out))
+    assert_same_clip(clip, read_bvh(out, positions="add"))
 
 
 def test_world_name_collision_and_two_end_sites(tmp_path: Path) -> None:
@@ -717,3 +739,85 @@ def test_error_line_numbers_with_crlf(tmp_path: Path) -> None:
     path = write_text(tmp_path, "\r\n".join(lines) + "\r\n")
     with pytest.raises(FileFormatError, match=r"line 20: expected 9 numbers"):
         read_bvh(path)
+
+
+# --- position channels: they replace the OFFSET ------------------------------------------
+
+# A Bandai-Namco-style skeleton: every bone along its joint's x, position channels on every
+# joint holding the joint's translation (= its OFFSET), rotations in Z X Y order.
+BANDAI_CHANNELS = ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
+BANDAI: list[JointSpec] = [
+    ("joint_Root", -1, (0.0, 0.0, 0.0), BANDAI_CHANNELS, False),
+    ("Hips", 0, (0.85, 93.98, -2.0), BANDAI_CHANNELS, False),
+    ("Spine", 1, (15.74, 0.0, 0.0), BANDAI_CHANNELS, False),
+    ("Head", 2, (16.38, 0.0, 0.0), BANDAI_CHANNELS, False),
+    ("Head_end", 3, (6.46, 0.0, 0.0), (), True),
+    ("UpperLeg_L", 1, (-2.19, -6.47, 0.0), BANDAI_CHANNELS, False),
+    ("LowerLeg_L", 5, (39.08, 0.0, -1.2e-05), BANDAI_CHANNELS, False),
+    ("Foot_L", 6, (40.99, 0.0, 0.0), BANDAI_CHANNELS, False),
+    ("Foot_L_end", 7, (11.75, 0.0, 0.0), (), True),
+]
+
+
+def test_bandai_style_bones_keep_their_offset_length(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    moving = [j for j in BANDAI if not j[4]]
+    values = np.zeros((5, 6 * len(moving)))
+    for k, (_, _, offset, _, _) in enumerate(moving):
+        values[:, 6 * k : 6 * k + 3] = offset  # the channel repeats the OFFSET
+        values[:, 6 * k + 3 : 6 * k + 6] = rng.uniform(-120.0, 120.0, (5, 3))
+    values[:, 0:3] = rng.uniform(-300.0, 300.0, (5, 3))  # the root travels
+    values = np.round(values, 6)  # as a file holds them (write_bvh keeps 15 digits)
+    path = write_text(tmp_path, format_bvh(BANDAI, values, "0.0166667"))
+    clip = read_bvh(path)
+    P = clip.joint_positions()
+    np.testing.assert_allclose(P, reference_positions(BANDAI, values), rtol=0, atol=1e-9)
+    for i, (name, parent, offset, _, _) in enumerate(BANDAI):
+        if parent <= 0:
+            continue
+        length = np.linalg.norm(P[:, i] - P[:, parent], axis=-1)
+        np.testing.assert_allclose(length, np.linalg.norm(offset), rtol=1e-12, err_msg=name)
+    # The root sits at its channels; read as added, every bone is twice as long.
+    np.testing.assert_allclose(P[:, 0], values[:, 0:3], rtol=0, atol=1e-9)
+    added = read_bvh(path, positions="add").joint_positions()
+    shin = np.linalg.norm(added[:, 7] - added[:, 6], axis=-1)
+    np.testing.assert_allclose(shin, 2 * np.linalg.norm(BANDAI[7][2]), rtol=1e-12)
+    # q is the file's channel values; the rest pose (neutral) is the OFFSET skeleton.
+    pos = np.array([not c.endswith("rotation") for j in moving for c in j[3]])
+    np.testing.assert_array_equal(clip.channel_values()[:, pos], values[:, pos])
+    rest = np.asarray(clip.model.fk(clip.model.neutral(), "Foot_L"))[:3, 3]
+    np.testing.assert_allclose(rest, [0.85 - 2.19 + 39.08 + 40.99, 93.98 - 6.47, -2.0 - 1.2e-05])
+    # Writing and reading back gives the same numbers and the same positions.
+    out = tmp_path / "out.bvh"
+    write_bvh(out, clip)
+    back = read_bvh(out)
+    np.testing.assert_array_equal(back.q, clip.q)
+    np.testing.assert_array_equal(back.joint_positions(), P)
+
+
+def test_root_with_an_offset_sits_at_its_channels(tmp_path: Path) -> None:
+    joints: list[JointSpec] = [
+        ("Hips", -1, (10.0, 90.0, 5.0), CHANNELS, False),
+        ("Spine", 0, (0.0, 10.0, 0.0), ("Zrotation",), False),
+        ("Spine_end", 1, (0.0, 5.0, 0.0), (), True),
+    ]
+    values = np.array([[1.0, 2.0, 3.0, 0.0, 0.0, 90.0, 0.0], [10.0, 90.0, 5.0, 0.0, 0.0, 0.0, 0.0]])
+    path = write_text(tmp_path, format_bvh(joints, values, "0.1"))
+    P = read_bvh(path).joint_positions()
+    # Frame 0: Hips at (1, 2, 3); its Rz(90) turns (0, 10, 0) to (-10, 0, 0) and
+    # (0, 5, 0) to (-5, 0, 0).
+    np.testing.assert_allclose(P[0], [[1, 2, 3], [-9, 2, 3], [-14, 2, 3]], atol=1e-12)
+    # Frame 1: channels equal to the OFFSET are the rest pose, the OFFSETs summed.
+    np.testing.assert_allclose(P[1], [[10, 90, 5], [10, 100, 5], [10, 105, 5]], atol=1e-12)
+    added = read_bvh(path, positions="add").joint_positions()
+    np.testing.assert_allclose(added, P + np.array([10.0, 90.0, 5.0]), atol=1e-12)
+    # A twin listing the root's rotations first moves the same way.
+    twin = [(joints[0][0], -1, joints[0][2], CHANNELS[3:] + CHANNELS[:3], False), *joints[1:]]
+    twin_values = np.concatenate([values[:, 3:6], values[:, 0:3], values[:, 6:]], axis=1)
+    Pt = read_bvh(write_text(tmp_path, format_bvh(twin, twin_values, "0.1"), "twin.bvh"))
+    np.testing.assert_allclose(Pt.joint_positions(), P, rtol=0, atol=1e-12)
+
+
+def test_positions_option_is_checked(sample: Path) -> None:
+    with pytest.raises(InvalidValueError, match=r"positions must be 'replace'.*or 'add'"):
+        read_bvh(sample, positions="absolute")

@@ -8,11 +8,13 @@ to the first 60 frames. Files whose licence keeps them out of this repository
 
 The oracle below reads a file on its own (a token stream, no kinetree code) and
 composes each joint's transform with numpy, frame by frame:
-``T_parent @ Trans(OFFSET + positions) @ R_1 @ ... @ R_n`` (the channel order as
-listed; position channels add to the OFFSET wherever they stand, kinetree's
-documented convention). Every joint and End Site of every frame must agree to 1e-9
-relative to the clip's size; writing the clip and reading it back must give the
-file's numbers exactly.
+``T_parent @ Trans(t) @ R_1 @ ... @ R_n`` (the channel order as listed), ``t`` the
+OFFSET with each axis that has a position channel set to the channel's value, wherever
+it stands (the OFFSET is the rest translation; Blender's and MotionBuilder's reading,
+kinetree's documented default). Every joint and End Site of every frame must agree to
+1e-9 relative to the clip's size; writing the clip and reading it back must give the
+file's numbers exactly. The other reading, ``read_bvh(..., positions="add")``, is
+checked against the oracle's ``add=True`` (``t`` = OFFSET + channels).
 
     python tests/test_bvh_corpus.py [FOLDER ...]    # prints the summary numbers
 """
@@ -41,11 +43,15 @@ EXTRA = _files(Path(os.environ["KINETREE_BVH_CORPUS_EXTRA"])) if os.environ.get(
     "KINETREE_BVH_CORPUS_EXTRA") else []  # fmt: skip
 
 
-def oracle(path: Path, turned: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
+def oracle(
+    path: Path, turned: bool = False, add: bool = False
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """``(names, values, positions)``: joint names (End Sites as ``parent_end``, a
     second one ``parent_end2``), the MOTION table as floats, and world positions
-    ``(frames, joints, 3)`` in the file's unit and axes. ``turned``: the convention
-    kinetree left behind, position channels listed after rotations turned by them."""
+    ``(frames, joints, 3)`` in the file's unit and axes. ``add``: position channels add
+    to the OFFSET instead of replacing it along their axis. ``turned``: a convention
+    kinetree left behind, position channels listed after rotations turned by them and
+    added to the OFFSET."""
     text = path.read_text(encoding="utf-8", errors="replace")
     head, motion = text.split("MOTION", 1)
     tok = head.replace("{", " { ").replace("}", " } ").split()
@@ -108,9 +114,14 @@ def oracle(path: Path, turned: bool = False) -> tuple[list[str], np.ndarray, np.
             col += 1
             axis = "xyz".index(c[0])
             if c.endswith("position"):
-                step = np.zeros((n, 3))
-                step[:, axis] = v
-                trans += np.einsum("nij,nj->ni", rot, step) if turned else step
+                if turned:
+                    step = np.zeros((n, 3))
+                    step[:, axis] = v
+                    trans += np.einsum("nij,nj->ni", rot, step)
+                elif add:
+                    trans[:, axis] += v
+                else:
+                    trans[:, axis] = v  # the channel is the translation along this axis
                 continue
             a = np.deg2rad(v)
             ca, sa = np.cos(a), np.sin(a)
@@ -132,10 +143,11 @@ def oracle(path: Path, turned: bool = False) -> tuple[list[str], np.ndarray, np.
     return names, values, world[..., :3, 3]
 
 
-def compare(path: Path, tmp: Path) -> dict[str, float]:
+def compare(path: Path, tmp: Path, add: bool = False) -> dict[str, float]:
     """kinetree against the oracle, and the write/read round trip, for one file."""
-    names, values, P = oracle(path)
-    clip = read_bvh(path)
+    positions = "add" if add else "replace"
+    names, values, P = oracle(path, add=add)
+    clip = read_bvh(path, positions=positions)
     assert list(clip.joint_names) == names
     Q = clip.joint_positions()
     size = max(float(np.abs(P).max()), 1e-12)
@@ -143,7 +155,7 @@ def compare(path: Path, tmp: Path) -> dict[str, float]:
     out = tmp / "round_trip.bvh"
     write_bvh(out, clip)
     _, values_back, _ = oracle(out)
-    back = read_bvh(out)
+    back = read_bvh(out, positions=positions)
     return {
         "frames": float(values.shape[0]),
         "joints": float(len(names)),
@@ -161,6 +173,33 @@ def test_corpus_file_agrees_with_independent_fk(path: Path, tmp_path: Path) -> N
     assert r["rel"] <= RTOL
     assert r["values_exact"] == 1.0  # the numbers written are the file's, bit for bit
     assert r["q_exact"] == 1.0
+
+
+# Files whose joints have both an OFFSET and position channels: there the two readings differ.
+MOVED = [p for p in FILES + EXTRA if p.parent.name in ("pymo", "bandai-namco")]
+
+
+@pytest.mark.parametrize("path", MOVED, ids=[f"{p.parent.name}/{p.name}" for p in MOVED])
+def test_corpus_file_read_with_added_positions(path: Path, tmp_path: Path) -> None:
+    r = compare(path, tmp_path, add=True)
+    assert r["rel"] <= RTOL
+    assert r["values_exact"] == 1.0
+    assert r["q_exact"] == 1.0
+
+
+def test_oracle_tells_the_position_readings_apart() -> None:
+    # PyMO's Meredith walk has a root OFFSET (11.3, 35.4, -54.3) and root position
+    # channels whose height repeats the OFFSET's (35.6 in frame 0): read as replacing
+    # the OFFSET its hips stand at about their rest height; added, twice as high.
+    path = CORPUS / "pymo" / "demos__data__AV_8Walk_Meredith_HVHA_Rep1.bvh"
+    names, values, P = oracle(path)
+    _, _, added = oracle(path, add=True)
+    Q = read_bvh(path).joint_positions()
+    assert np.abs(Q - P).max() <= RTOL * np.abs(P).max()
+    assert np.abs(Q - added).max() > 50.0  # the OFFSET's length, about 66
+    hips = names.index("Hips")
+    np.testing.assert_allclose(P[:, hips, 1], values[:, 1])  # the channel is the height
+    np.testing.assert_allclose(added[:, hips, 1], values[:, 1] + 35.41, atol=0.01)
 
 
 def test_corpus_is_there() -> None:

@@ -234,3 +234,61 @@ def test_bad_input_names_it_and_what_to_do(walk: kinetree.BVHClip, tmp_path: Pat
         kinetree.retarget(walk, "humanoid", "cmu", contact_speed=-1.0)
     with pytest.raises(InvalidValueError, match="clip must be"):
         kinetree.retarget(42, "humanoid")  # type: ignore[arg-type]
+
+
+# --- a source whose zero pose is folded (Bandai-Namco style) ------------------------------
+
+
+def _folded_skeleton(path: Path) -> Path:
+    """Every bone along its joint's x (spine and legs alike, so the zero pose is folded),
+    position channels on every joint repeating its OFFSET, Y up: the pelvis turned
+    Rz(90) sends x up, the hips turned a further 180 degrees send the legs down.
+    Units: cm, 140 from ankle to head."""
+    ch = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation"
+    off = {"Hips": (0, 95, 0), "Spine": (30, 0, 0), "Head": (30, 0, 0),
+           "UpperLeg_L": (0, 0, 10), "LowerLeg_L": (40, 0, 0), "Foot_L": (40, 0, 0),
+           "UpperLeg_R": (0, 0, -10), "LowerLeg_R": (40, 0, 0), "Foot_R": (40, 0, 0)}  # fmt: skip
+    turn = {"Hips": 90.0, "UpperLeg_L": 180.0, "UpperLeg_R": 180.0}
+
+    def joint(name: str, kids: list[str], depth: int) -> list[str]:
+        ind = "  " * depth
+        out = [f"{ind}{'ROOT' if depth == 0 else 'JOINT'} {name}", ind + "{",
+               f"{ind}  OFFSET {' '.join(map(str, off[name]))}", f"{ind}  {ch}"]  # fmt: skip
+        for k in kids:
+            out += joint(k, tree.get(k, []), depth + 1)
+        if not kids:
+            out += [f"{ind}  End Site", ind + "  {", f"{ind}    OFFSET 10 0 0", ind + "  }"]
+        return [*out, ind + "}"]
+
+    tree = {"Hips": ["Spine", "UpperLeg_L", "UpperLeg_R"], "Spine": ["Head"],
+            "UpperLeg_L": ["LowerLeg_L"], "LowerLeg_L": ["Foot_L"],
+            "UpperLeg_R": ["LowerLeg_R"], "LowerLeg_R": ["Foot_R"]}  # fmt: skip
+    order = ["Hips", "Spine", "Head", "UpperLeg_L", "LowerLeg_L", "Foot_L",
+             "UpperLeg_R", "LowerLeg_R", "Foot_R"]  # fmt: skip
+    rows = []
+    for f in range(10):
+        row: list[float] = []
+        for n in order:
+            x, y, z = off[n]
+            row += [x + 3.0 * f if n == "Hips" else x, y, z, turn.get(n, 0.0), 0.0, 0.0]
+        rows.append(" ".join(f"{v:g}" for v in row))
+    text = ["HIERARCHY", *joint("Hips", tree["Hips"], 0), "MOTION", "Frames: 10",
+            "Frame Time: 0.0333333", *rows]  # fmt: skip
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+def test_folded_zero_pose_source_gets_its_up_axis_and_unit(tmp_path: Path) -> None:
+    from kinetree.anim.retarget_source import prepare_source
+
+    clip = kinetree.read_bvh(_folded_skeleton(tmp_path / "folded.bvh"))
+    P = clip.joint_positions()
+    names = list(clip.joint_names)
+    head, foot = P[:, names.index("Head")], P[:, names.index("Foot_L")]
+    np.testing.assert_allclose(head - foot, np.broadcast_to([0.0, 140.0, -10.0], head.shape),
+                               atol=1e-9)  # fmt: skip  # it stands, Y up, bones at OFFSET length
+    src = prepare_source(clip, [n for n in names if not n.endswith("_end")], {})
+    np.testing.assert_allclose(src.R @ [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], atol=1e-12)
+    assert src.unit == "cm"
+    k = src.index("Head")
+    np.testing.assert_allclose(src.T_rest[k, 2, 3] - src.T_rest[src.index("Foot_L"), 2, 3], 1.4)

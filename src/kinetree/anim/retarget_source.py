@@ -7,6 +7,11 @@ becomes +z, the facing direction (``left x up``, ``left`` from the right to the 
 hip) becomes +x, and lengths become metres. The unit is given, or guessed from the
 standing height of the rest pose: of metres, centimetres, millimetres, inches and the
 CMU conversions' unit (1/0.45 inch), the one that makes it closest to 1.6 m.
+
+The rest pose is the source model's neutral one (a BVH file's zero rotations, every
+joint at its OFFSET) when it stands (head and ankles on opposite sides of the
+pelvis), else the first frame: the zero pose of a skeleton whose bones all lie along
+their joint's x axis (the Bandai-Namco data set) is folded, spine and legs together.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class SourceFrames:
     Attributes:
         names: the joints, in source order.
         T: ``(n_frames, k, 4, 4)`` world poses [m], z up, facing +x.
-        T_rest: ``(k, 4, 4)`` the same at rest (BVH: every channel 0).
+        T_rest: ``(k, 4, 4)`` the same at rest (see the module).
         fps: frames per second [1/s].
         scale: metres per source length unit.
         unit: the unit's name (``"given"`` when ``scale`` was passed).
@@ -84,15 +89,36 @@ def _yaw_to_x(forward: np.ndarray) -> np.ndarray:
 
 def _source_of(source: BVHClip | Motion) -> tuple[Model, np.ndarray, float, np.ndarray]:
     """``(model, q, fps, q_rest)`` of a clip or a motion."""
-    if isinstance(source, BVHClip):
-        return source.model, source.q, source.fps, np.zeros(source.model.nq)
-    if isinstance(source, Motion):
-        if source.clip is not None:
-            return source.model, source.q, source.fps, np.zeros(source.model.nq)
+    # A BVH model's neutral configuration is its rest pose: rotations 0, every joint
+    # with position channels at its OFFSET (see kinetree.io.bvh).
+    if isinstance(source, (BVHClip, Motion)):
         return source.model, source.q, source.fps, source.model.neutral()
     raise InvalidValueError(
         f"the source must be a BVHClip (kinetree.read_bvh) or a Motion, got {type(source).__name__}"
     )
+
+
+def _stands(model: Model, q: np.ndarray, by_role: Mapping[str, str]) -> bool:
+    """Whether pose ``q`` stands: the head (or neck, chest) and each ankle lie on opposite
+    sides of the pelvis, within 60 degrees of one line. True when those joints are not
+    all known (nothing to tell from)."""
+
+    def at(role: str) -> np.ndarray | None:
+        j = by_role.get(role)
+        return None if j is None else np.asarray(model.fk(q, j))[:3, 3]
+
+    pelvis = at("pelvis")
+    top = next((p for r in ("head", "neck", "chest") if (p := at(r)) is not None), None)
+    feet = [p for r in ("ankle_l", "ankle_r") if (p := at(r)) is not None]
+    if pelvis is None or top is None or not feet:
+        return True
+    up = top - pelvis
+    for foot in feet:  # each: a mirrored pair can average to a line through the pelvis
+        down = pelvis - foot
+        size = float(np.linalg.norm(up) * np.linalg.norm(down))
+        if not (size > 0.0 and float(up @ down) >= 0.5 * size):
+            return False
+    return True
 
 
 def prepare_source(
@@ -118,6 +144,10 @@ def prepare_source(
     model, q, fps, q_rest = _source_of(source)
     # Landmarks: the mapped joints' roles first, then any other body part the names give.
     by_role = {**find_body_parts(model), **{r: j for j, r in roles.items()}}
+    if not _stands(model, q_rest, by_role):
+        # A skeleton whose zero pose is folded (Bandai-Namco: every bone along its joint's
+        # x, legs and spine alike) stands only in its frames: the first is its rest pose.
+        q_rest = np.asarray(q[0], dtype=float)
     names = tuple(joints)
     T_all = np.stack([np.asarray(model.fk(q, j)) for j in names], axis=1)
     T0 = np.stack([np.asarray(model.fk(q_rest, j)) for j in names], axis=0)
@@ -203,16 +233,19 @@ def source_in_robot_world(source: BVHClip | Motion, motion: Motion) -> Motion:
     origin = model.origin.copy()
     origin[:, :3, 3] *= s
     prismatic = np.zeros(model.nq, dtype=bool)
+    q_offset = model.q_offset.copy()  # a BVH position DoF slides by q - OFFSET: a length
     for k in range(model.n_nodes):
         if model.joint_type[k] == JointType.PRISMATIC and model.q_index[k] >= 0:
             prismatic[model.q_index[k]] = True
+            q_offset[k] *= s
     q = np.where(prismatic, q * s, q)[len(info["dropped_frames"]) :]
     A = np.eye(4)
     A[:3, :3] = R
     A[:2, 3] = -np.asarray(info["source_pelvis"])[0, :2]
     origin[0] = A @ origin[0]
-    shown = dataclasses.replace(model, origin=origin, units="m",
-                                metadata={**model.metadata, "up": "z"})  # fmt: skip
+    neutral = np.where(prismatic, model.q_neutral * s, model.q_neutral)
+    shown = dataclasses.replace(model, origin=origin, q_offset=q_offset, q_neutral=neutral,
+                                units="m", metadata={**model.metadata, "up": "z"})  # fmt: skip
     low = shown.fk_all(q)[:, :, 2, 3].min(axis=1)
     origin = origin.copy()  # the model froze it
     origin[0, 2, 3] -= float(np.percentile(low, 2.0))

@@ -14,22 +14,30 @@ Model layout
   already called ``world``). Its pose is the identity, or the base rotation
   chosen by ``up=`` (see :func:`read_bvh`).
 * Every BVH joint is a visible frame with the joint's name. Its pose relative to
-  its parent joint is ``Trans(OFFSET) @ Trans(p) @ R``: ``p`` the joint's position
-  channels (x, y, z along the parent's axes, 0 for those not listed) and ``R =
-  C1 @ C2 @ ... @ Cn`` its rotation channels in the order listed in the file (each
-  ``Ci`` a rotation about the current x/y/z axis). So ``Zrotation Xrotation
-  Yrotation`` is ``R = Rz(a) Rx(b) Ry(c)``. Position channels translate the joint in
-  its parent's frame wherever they stand in the channel list, as pybvh, Blender and
-  MotionBuilder read them: a root listing its rotations before its positions moves
-  like its position-first twin (:func:`node_order`). Position channels add to the
-  OFFSET, on the root and on any other joint.
+  its parent joint is ``Trans(t) @ R``. ``R = C1 @ C2 @ ... @ Cn`` is its rotation
+  channels in the order listed in the file (each ``Ci`` a rotation about the current
+  x/y/z axis), so ``Zrotation Xrotation Yrotation`` is ``R = Rz(a) Rx(b) Ry(c)``.
+  ``t`` is its translation along the parent's axes: by default
+  (``positions="replace"``) a position channel *replaces* the OFFSET along its axis
+  (the joint sits at the channel values in its parent's frame; an axis with no
+  channel keeps the OFFSET), on the root and on every other joint, as Blender
+  (``location = channel - rest head``), MotionBuilder, Holden's loader of
+  deep-motion-editing, pybvh and PyMO (root) read files, and as the Bandai-Namco
+  data set writes them (channel values = OFFSET at rest). The OFFSET is the rest
+  translation. ``positions="add"`` reads ``t = OFFSET + p`` instead (three.js,
+  PyMO's inner joints). Position channels translate the joint in its parent's frame
+  wherever they stand in the channel list: a root listing its rotations before its
+  positions moves like its position-first twin (:func:`node_order`).
 * One channel is one DoF; a joint's DoFs are its position channels, then its
   rotation channels, each in file order: rotations are revolute DoFs named
   ``f"{joint}_{axis}"`` (``"Hips_z"``), positions prismatic DoFs named
   ``f"{joint}_{channel}"`` (``"Hips_Xposition"``). All DoFs of a joint are grouped
   under the joint's name, so ``model.joint_indices("Hips")`` selects them all.
   The nodes between the channels of one joint are hidden (``"Hips#z"``,
-  ``"Hips#pos_x"``) and not in ``model.frame_names``. Limits: none.
+  ``"Hips#pos_x"``) and not in ``model.frame_names``. Limits: none. ``q`` of a
+  prismatic DoF is the channel value itself; with ``positions="replace"`` its node
+  keeps the OFFSET as origin and moves by ``q - OFFSET`` (the builder's ``offset=``,
+  MuJoCo's ``ref``), and ``model.neutral()`` (the rest pose) holds the OFFSET there.
 * An ``End Site`` is a fixed frame named ``f"{parent}_end"`` (a second End Site
   under the same joint: ``f"{parent}_end2"``, and so on).
 
@@ -106,8 +114,10 @@ class BVHJoint:
 
     ``parent``: index into :attr:`BVHClip.joints` (-1 for the root). ``offset``:
     the OFFSET in the file's length unit times the ``scale`` given to
-    :func:`read_bvh`. ``channels``: channel names in file order (empty for End
-    Sites). ``end_site``: whether this is an End Site (named ``f"{parent}_end"``).
+    :func:`read_bvh`: the joint's translation from its parent at rest (where it has
+    position channels, they replace it; see the module docstring). ``channels``:
+    channel names in file order (empty for End Sites). ``end_site``: whether this is
+    an End Site (named ``f"{parent}_end"``).
     """
 
     name: str
@@ -688,7 +698,12 @@ def _scaled(v: tuple[float, float, float], s: float) -> tuple[float, float, floa
 
 
 def _build_model(
-    name: str, joints: Sequence[BVHJoint], up: str | None, units: str, metadata: dict[str, object]
+    name: str,
+    joints: Sequence[BVHJoint],
+    up: str | None,
+    units: str,
+    metadata: dict[str, object],
+    replace: bool = True,
 ) -> Model:
     names = {j.name for j in joints}
     root = "world"
@@ -700,6 +715,7 @@ def _build_model(
     hidden: set[str] = set()
     owner: dict[str, str] = {}
     groups: dict[str, tuple[str, ...]] = {}
+    rest: dict[str, float] = {}
     for j in joints:
         parent = root if j.parent < 0 else joints[j.parent].name
         origin = np.eye(4)  # Trans(OFFSET)
@@ -721,16 +737,22 @@ def _build_model(
             last = k == len(chain) - 1
             link = j.name if last else (f"{j.name}#{axis}" if rot else f"{j.name}#pos_{axis}")
             dof = dof_name(j.name, ch)
+            # "replace": the node starts at the OFFSET and slides by q - OFFSET, so the
+            # joint sits at the channel value along this axis and q stays that value.
+            ref = j.offset["xyz".index(axis)] if replace and not rot else 0.0
             b.add_joint(
                 dof, prev, link, type="revolute" if rot else "prismatic", axis=axis,
-                origin=origin if k == 0 else None,
+                origin=origin if k == 0 else None, offset=-ref,
             )  # fmt: skip
+            if ref != 0.0:
+                rest[dof] = ref
             dofs.append(dof)
             owner[link] = j.name
             if not last:
                 hidden.add(link)
             prev = link
         groups[j.name] = tuple(dofs)
+    b.set_neutral(rest)  # the rest pose: every joint at its OFFSET
     model = b.build()
     # The builder makes one group per DoF and shows every link; a BVH joint is one
     # multi-DoF joint whose inner links are hidden, as add_ball_joint would make it.
@@ -789,7 +811,13 @@ def _presets(model: Model, joints: Sequence[BVHJoint]) -> dict[str, tuple[str, .
     return {k: v for k, v in out.items() if v and k not in taken}
 
 
-def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None = None) -> BVHClip:
+def read_bvh(
+    path: str | os.PathLike[str],
+    *,
+    scale: float = 1.0,
+    up: str | None = None,
+    positions: str = "replace",
+) -> BVHClip:
     """Read a BVH file into a :class:`BVHClip` (skeleton model + motion).
 
     ``scale`` multiplies every OFFSET and position channel (``scale=0.01`` turns
@@ -801,6 +829,16 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
     (y goes to +z, z to -y); the channel values are unchanged, so the
     rotation shows in :meth:`BVHClip.joint_positions` and FK only. BVH has no
     place for that rotation, so :func:`write_bvh` writes the file's original axes.
+
+    ``positions``: how a joint's position channels combine with its OFFSET.
+    ``"replace"`` (default; Blender, MotionBuilder, the Bandai-Namco data set): the
+    channel value *is* the joint's translation along that axis in its parent's
+    frame, the OFFSET being the rest translation. ``"add"``: the joint sits at
+    OFFSET + channel value (three.js; files whose channels hold displacements from
+    the rest pose). The two agree wherever a joint with position channels has a
+    zero OFFSET (most roots, and every file kinetree writes from a model). Either
+    way ``clip.q`` holds the channel values, so :func:`write_bvh` writes the file
+    back unchanged; read it back with the same ``positions``.
 
     Raises :class:`~kinetree.errors.FileFormatError`, naming the file and the
     line, for an unreadable or malformed file: unbalanced braces, a missing
@@ -821,6 +859,11 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
         raise InvalidValueError(f"scale must be a positive number, got {scale!r}") from None
     if not (math.isfinite(scale_f) and scale_f > 0.0):
         raise InvalidValueError(f"scale must be a positive number, got {scale!r}")
+    if positions not in ("replace", "add"):
+        raise InvalidValueError(
+            "positions must be 'replace' (a position channel is the joint's translation, "
+            f"the OFFSET its rest value) or 'add' (OFFSET + channel), got {positions!r}"
+        )
     if up not in (None, "z"):
         raise InvalidValueError(
             f"up must be None (keep the file's axes) or 'z' (Y-up file to Z-up), got {up!r}"
@@ -850,9 +893,13 @@ def read_bvh(path: str | os.PathLike[str], *, scale: float = 1.0, up: str | None
     values[:, ~rot] *= scale_f
     units = "file units" if scale_f == 1.0 else f"file units x {scale_f!r}"
     _check_lengths(parser, joints, values, rot, units)
-    metadata: dict[str, object] = {"source": source, "format": "bvh", "scale": scale_f, "up": up}
+    metadata: dict[str, object] = {
+        "source": source, "format": "bvh", "scale": scale_f, "up": up, "positions": positions,
+    }  # fmt: skip
     try:
-        model = _build_model(p.stem or "bvh", joints, up, units, metadata)
+        model = _build_model(
+            p.stem or "bvh", joints, up, units, metadata, replace=positions == "replace"
+        )
     except KinetreeError as exc:
         raise FileFormatError(f"BVH file {source!r}: cannot build the skeleton: {exc}") from None
     dof_of = {n: i for i, n in enumerate(model.joint_names)}

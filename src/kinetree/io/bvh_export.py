@@ -11,7 +11,8 @@ joint whose pose relative to its parent joint is measured by FK, frame by frame:
   intrinsic, BVH's usual ``Zrotation Xrotation Yrotation`` by default), unwrapped from
   frame to frame so the curves have no 360 degree jumps;
 - its translation as the OFFSET where it never changes, else as position channels
-  (listed first, OFFSET 0) where it does (prismatic and free joints, the root).
+  (listed first, OFFSET 0) where it does (prismatic and free joints, the root); with
+  OFFSET 0 both readings of :func:`~kinetree.io.bvh.read_bvh`'s ``positions=`` agree.
 
 Reading the file back with :func:`~kinetree.io.bvh.read_bvh` gives every frame's world
 pose again (to the 15 significant digits written). Lengths stay in the model's unit
