@@ -149,7 +149,9 @@ def test_bad_device_and_bad_gpu_arrays(cuda, panda):
     with pytest.raises(UnsupportedError, match="GPU methods are"):
         panda.ik(panda.fk(q), device="cuda", method="sdls")
     with pytest.raises(UnsupportedError, match="CPU only"):
-        panda.ik(panda.fk(q), device="cuda", obstacles=[kinetree.Sphere(radius=0.1, center=(2.0, 0, 0))])
+        panda.ik(
+            panda.fk(q), device="cuda", obstacles=[kinetree.Sphere(radius=0.1, center=(2.0, 0, 0))]
+        )
     T = panda.fk(np.stack([q, q]))
     T[1, 0, 3] = np.nan
     with pytest.raises(InvalidValueError, match="NaN"):
