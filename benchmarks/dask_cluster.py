@@ -1,8 +1,8 @@
 """Dask and reachability-map numbers for docs/distributed.md and docs/benchmarks.md.
 
-    python benchmarks/distributed.py                  # everything (~25 min on 2 cores)
-    python benchmarks/distributed.py --quick          # small sizes, ~2 min
-    python benchmarks/distributed.py --only overhead,scaling,progress,map
+    python benchmarks/dask_cluster.py                  # everything (~25 min on 2 cores)
+    python benchmarks/dask_cluster.py --quick          # small sizes, ~2 min
+    python benchmarks/dask_cluster.py --only overhead,scaling,progress,map
 
 Needs ``kinetree[distributed]`` (and ``kinetree[viz]`` for the map's figure).
 Measures, printing one Markdown table each:
