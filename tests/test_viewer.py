@@ -317,3 +317,39 @@ def test_the_readme_view_commands_start() -> None:
         args = command.split()[1:]
         r = _run_cli(*args, "--port", "0", "--timeout", "0.3")
         assert r.returncode == 0, (command, r.stderr)
+
+
+def test_collision_spheres_are_drawn_where_the_queries_put_them(tmp_path: Path) -> None:
+    from kinetree import ModelBuilder
+    from kinetree import geometry as geo
+    from kinetree.collision import robot_spheres
+    from kinetree.spatial import translation
+
+    b = ModelBuilder("ball_arm", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-3, 3))
+    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
+    b.add_geometry("l2", geo.Sphere(radius=0.05, kind="collision", origin=translation([0.2, 0, 0])))
+    model = b.build()
+    q = np.array([0.4, -0.7])
+    os.environ["KINETREE_CACHE_DIR"] = str(tmp_path)
+    try:
+        with Viewer(model, q=q, port=0, meshes=False, spheres=True) as v:
+            fig = v._figure
+            assert fig.sphere_error is None and len(fig.sphere_handles) >= 1
+            rs = robot_spheres(model)
+            centers, radii = rs.world(model, q)
+            for h, frame, c_world, r in zip(
+                fig.sphere_handles, rs.frames, centers, radii, strict=True
+            ):
+                T = model.fk(q, frame)  # the handle sits in its link's frame
+                np.testing.assert_allclose(T[:3, :3] @ h.position + T[:3, 3], c_world, atol=1e-9)
+                assert h.radius == pytest.approx(r)
+                assert h.visible
+            fig.set_visible(spheres=False)
+            assert not any(h.visible for h in fig.sphere_handles)
+    finally:
+        os.environ.pop("KINETREE_CACHE_DIR", None)
+    with Viewer("planar2r", port=0, meshes=False, spheres=True) as v:  # no collision geometry
+        assert v._figure.sphere_handles == [] and "collision geometry" in str(
+            v._figure.sphere_error
+        )

@@ -782,6 +782,12 @@ def view_cmd(
     collision: Annotated[
         bool, typer.Option("--collision", help="Show the collision shapes.")
     ] = False,
+    spheres: Annotated[
+        bool,
+        typer.Option(
+            "--spheres", help="Show the collision spheres that distances and collision IK use."
+        ),
+    ] = False,
     meshes: Annotated[
         bool, typer.Option("--meshes/--no-meshes", help="Draw meshes, or only the skeleton.")
     ] = True,
@@ -806,7 +812,7 @@ def view_cmd(
         m = clip.model if clip is not None else _load(model)
         viewer = Viewer(
             m, host=host, port=port, targets=targets or None, frames=frames,
-            collision=collision, meshes=meshes,
+            collision=collision, spheres=spheres, meshes=meshes,
         )  # fmt: skip
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)

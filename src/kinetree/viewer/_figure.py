@@ -29,6 +29,7 @@ __all__ = ["RobotFigure", "model_size"]
 _BONE_COLOR = (30, 90, 200)
 _JOINT_COLOR = (50, 50, 60)
 _COLLISION_OPACITY = 0.45
+_SPHERE_COLOR = (40, 170, 90)  # green: the spheres collision queries and IK use
 # Visual colours a little darker than the files say: white links on the viewer's white
 # background would lose their outline.
 _VISUAL_SHADE = 0.85
@@ -114,6 +115,35 @@ class RobotFigure:
         self.skeleton = self._add_skeleton("skeleton", self.bones, T, self.show_skeleton)
         self.patch = self._add_skeleton("patch", self.patch_bones, T, bool(len(self.patch_bones)))
         self.T = T
+        self.sphere_handles: list[Any] = []  # the collision spheres, made on first show
+        self.sphere_error: str | None = None  # why they cannot be shown, once tried
+
+    # --- collision spheres (kinetree.collision's approximation) ------------------------
+
+    def _add_spheres(self) -> None:
+        """Draw the spheres that kinetree's collision queries and collision-aware IK use
+        (fitted, or read from the disk cache, on first show), as children of their links'
+        frames so that :meth:`update` moves them."""
+        from ..collision.spheres import robot_spheres
+        from ..errors import KinetreeError
+
+        try:
+            rs = robot_spheres(self.model)
+        except KinetreeError as exc:  # no collision geometry, a mesh file missing
+            self.sphere_error = str(exc)
+            return
+        if not len(rs.radii):
+            self.sphere_error = f"model {self.model.name!r} has no collision geometry"
+            return
+        index = {n: i for i, n in enumerate(self.model.frame_names)}
+        self.sphere_handles = [
+            self.scene.add_icosphere(
+                f"{self.prefix}/f{index[frame]}/sphere{j}", radius=float(r),
+                color=_SPHERE_COLOR, subdivisions=2, opacity=_COLLISION_OPACITY,
+                position=tuple(float(v) for v in c),
+            )
+            for j, (frame, c, r) in enumerate(zip(rs.frames, rs.centers, rs.radii, strict=True))
+        ]  # fmt: skip
 
     # --- skeleton ---------------------------------------------------------------------
 
@@ -169,8 +199,11 @@ class RobotFigure:
         frames: bool | None = None,
         labels: bool | None = None,
         collision: bool | None = None,
+        spheres: bool | None = None,
     ) -> None:
-        """Show or hide each layer (None leaves it as it is)."""
+        """Show or hide each layer (None leaves it as it is). ``spheres``: the collision
+        spheres of :mod:`kinetree.collision` (fitted on first show; see
+        :attr:`sphere_error` when the model has none)."""
         if meshes is not None:
             for h in self.mesh_handles:
                 h.visible = meshes
@@ -189,10 +222,17 @@ class RobotFigure:
         if collision is not None:
             for h in self.collision_handles:
                 h.visible = collision
+        if spheres is not None:
+            if spheres and not self.sphere_handles and self.sphere_error is None:
+                self._add_spheres()
+            for h in self.sphere_handles:
+                h.visible = spheres
 
     def remove(self) -> None:
         """Take the drawing out of the scene."""
-        for group in (self.mesh_handles, self.collision_handles, self.labels, self.nodes):
+        groups = (self.mesh_handles, self.collision_handles, self.sphere_handles, self.labels,
+                  self.nodes)  # fmt: skip
+        for group in groups:
             for h in group:
                 h.remove()
         for parts in (self.skeleton, self.patch):

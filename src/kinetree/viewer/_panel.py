@@ -76,6 +76,7 @@ class Panel:
     frames: Any
     labels: Any
     collision: Any
+    spheres: Any
     sliders: dict[int, Any]
     neutral: Any
     python: Any
@@ -91,6 +92,12 @@ class Timeline:
     speed: Any
     loop: Any
     clock: Any
+
+
+_SPHERES_HINT = (
+    "The spheres that contain the collision shapes: what model.distance and "
+    "collision-aware IK measure (fitted on first show, then cached on disk)"
+)
 
 
 def slider_coordinates(model: Model) -> list[int]:
@@ -162,6 +169,7 @@ def build_panel(
         frames = gui.add_checkbox("Frames", False)
         labels = gui.add_checkbox("Frame names", False)
         collision = gui.add_checkbox("Collision shapes", False)
+        spheres = gui.add_checkbox("Collision spheres", False, hint=_SPHERES_HINT)
     sliders: dict[int, Any] = {}
     coords = slider_coordinates(model)
     with gui.add_folder("Joints", expand_by_default=len(coords) <= 12):
@@ -176,8 +184,8 @@ def build_panel(
     return Panel(
         status=status, note=note_md, method=method, active=active, mode=mode,
         restarts=restarts, budget=budget, rest=rest, pins=pins, meshes=meshes, skeleton=skeleton,
-        frames=frames, labels=labels, collision=collision, sliders=sliders, neutral=neutral,
-        python=python,
+        frames=frames, labels=labels, collision=collision, spheres=spheres, sliders=sliders,
+        neutral=neutral, python=python,
     )  # fmt: skip
 
 

@@ -99,6 +99,8 @@ class Viewer:
         targets: frames that get a gizmo; default the model's end effectors.
         frames: show every frame's axes.
         collision: show the collision shapes.
+        spheres: show the collision spheres of :mod:`kinetree.collision` (what
+            ``model.distance`` and collision-aware IK use).
         up: the world's up axis, ``"x"``, ``"y"`` or ``"z"``; default the model's
             (``metadata["up"]``), y for BVH, else z.
         title: the panel's title.
@@ -120,6 +122,7 @@ class Viewer:
         targets: Sequence[str] | None = None,
         frames: bool = False,
         collision: bool = False,
+        spheres: bool = False,
         up: str | None = None,
         title: str | None = None,
     ) -> None:
@@ -156,9 +159,10 @@ class Viewer:
                 has_meshes=self._figure.has_meshes, pin_frames=pin_frames,
             )  # fmt: skip
             self._wire_panel()
-            self._figure.set_visible(frames=frames, collision=collision)
+            self._figure.set_visible(frames=frames, collision=collision, spheres=spheres)
             self._panel.frames.value = frames
             self._panel.collision.value = collision
+            self._panel.spheres.value = spheres
             self._solver = LiveSolver(self._solve, self._refresh_panel)
             self._clip = ClipPlayer(
                 gui=self._server.gui, scene=self._server.scene, lock=self._lock,
@@ -547,6 +551,13 @@ class Viewer:
         @p.collision.on_update
         def _(event: Any) -> None:
             fig.set_visible(collision=bool(event.target.value))
+
+        @p.spheres.on_update
+        def _(event: Any) -> None:
+            with self._lock:
+                fig.set_visible(spheres=bool(event.target.value))
+            if fig.sphere_error is not None:
+                self._set_status(f"**No collision spheres:** {html.escape(fig.sphere_error)}")
 
         @p.rest.on_update
         def _(event: Any) -> None:
