@@ -26,6 +26,7 @@ import pytest
 
 import kinetree
 from kinetree import _compile as C
+from kinetree import _warmup as W
 from kinetree.ik import Position
 from kinetree.ik._drivers import driver
 
@@ -251,6 +252,6 @@ def test_warmup_compiles_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> 
     """``kinetree warmup`` must leave machine code behind, not interpreted answers."""
     seen = []
     monkeypatch.setenv(C.TIERED_ENV, "1")
-    monkeypatch.setattr(C, "_warm", lambda methods, verbose: seen.append(os.environ[C.TIERED_ENV]))
-    C.warmup(("auto",), verbose=False)
+    monkeypatch.setattr(W, "_warm", lambda methods, verbose: seen.append(os.environ[C.TIERED_ENV]))
+    W.warmup(("auto",), verbose=False)
     assert seen == ["0"] and os.environ[C.TIERED_ENV] == "1"

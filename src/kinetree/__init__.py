@@ -16,7 +16,7 @@ from . import data as data
 from . import kinematics as kinematics
 from . import models as models
 from . import spatial as spatial
-from ._compile import warmup as warmup
+from ._warmup import warmup as warmup
 from .anim.robot_retarget import retarget_robot as retarget
 from .builder import ModelBuilder as ModelBuilder
 from .collision import Box as Box

@@ -689,7 +689,7 @@ def warmup_cmd(
 ) -> None:
     """Compile kinetree's kernels now (once per machine; cached on disk), so that the
     first FK and IK calls of later processes do not wait for the compiler."""
-    from ._compile import warmup
+    from ._warmup import warmup
     from .ik import METHODS
 
     methods = tuple(m for m in METHODS if m != "analytic") if all_methods else ("auto",)

@@ -358,6 +358,23 @@ def link_spheres(
 
 
 @njit(cache=True, inline="always")
+def place_pair_links(
+    W: np.ndarray, spheres: np.ndarray, links: np.ndarray, pairs: np.ndarray, p: int,
+    C: np.ndarray, ready: np.ndarray,
+) -> None:  # fmt: skip
+    """World spheres of the links of pair ``p`` that are not placed yet (``ready`` marks
+    the links already done; most links are never refined, so this is done on demand)."""
+    la = pairs[p, PAIR_A]
+    if ready[la] == 0:
+        link_spheres(W, spheres, links, la, C)
+        ready[la] = 1
+    lb = pairs[p, PAIR_B]
+    if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
+        link_spheres(W, spheres, links, lb, C)
+        ready[lb] = 1
+
+
+@njit(cache=True, inline="always")
 def _write(
     out: np.ndarray,
     d: float,
@@ -717,15 +734,7 @@ def min_distance(
         if bounds[k] >= best[OUT_DISTANCE]:
             break
         p = order[k]
-        # World spheres of the pair's links, on first use (most links are never refined).
-        la = pairs[p, PAIR_A]
-        if ready[la] == 0:
-            link_spheres(W, spheres, links, la, C)
-            ready[la] = 1
-        lb = pairs[p, PAIR_B]
-        if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
-            link_spheres(W, spheres, links, lb, C)
-            ready[lb] = 1
+        place_pair_links(W, spheres, links, pairs, p, C, ready)
         pair_distance(W, C, links, obstacles, data, pairs, p, best[OUT_DISTANCE], row)
         if row[OUT_EXACT] == 1.0 and (arg < 0 or row[OUT_DISTANCE] < best[OUT_DISTANCE]):
             arg = p

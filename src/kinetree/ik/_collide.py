@@ -35,12 +35,12 @@ from numba import njit
 
 from ..collision._kernels import (
     distance_gradient,
-    link_spheres,
     min_distance,
     pair_bound,
     pair_distance,
+    place_pair_links,
 )
-from ..collision.layout import OUT_DISTANCE, OUT_EXACT, PAIR_A, PAIR_B, PAIR_KIND, PAIR_SELF
+from ..collision.layout import OUT_DISTANCE, OUT_EXACT
 from ._steps import integrate
 from ._tasks import assemble
 from .layout import Collision, CollisionWork, Config, Work
@@ -68,14 +68,7 @@ def clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
             out[p, OUT_EXACT] = 0.0
             d = min(d, v)
             continue
-        la = pairs[p, PAIR_A]
-        if ready[la] == 0:
-            link_spheres(W, spheres, links, la, C)
-            ready[la] = 1
-        lb = pairs[p, PAIR_B]
-        if pairs[p, PAIR_KIND] == PAIR_SELF and ready[lb] == 0:
-            link_spheres(W, spheres, links, lb, C)
-            ready[lb] = 1
+        place_pair_links(W, spheres, links, pairs, p, C, ready)
         pair_distance(W, C, links, obstacles, data, pairs, p, ck.cutoff, out[p])
         d = min(d, out[p, OUT_DISTANCE])
     return d

@@ -1,0 +1,89 @@
+"""Compile the common kernels ahead of use: ``kinetree.warmup()`` and ``kinetree warmup``
+(run by the Makefile's set-up, so that neither ``make demo`` nor ``make test`` waits at a
+first call). The kernels compile for argument types, not for models, so small stand-in
+models serve: the Panda for FK, Jacobians and the IK drivers, a two-link arm of spheres
+for collisions, collision-aware IK and the one-step differential IK.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ._compile import TIERED_ENV
+
+__all__ = ["warmup"]
+
+
+def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
+    """Compile the kernels of FK, Jacobians and IK with ``methods`` (a tuple of
+    :data:`kinetree.ik.METHODS`; default the ``auto`` method) ahead of use; returns
+    the seconds it took."""
+    t0 = time.perf_counter()
+    # Compile here and now: the tiered start would hand the solves to the interpreter.
+    tiered = os.environ.get(TIERED_ENV)
+    os.environ[TIERED_ENV] = "0"
+    try:
+        _warm(methods, verbose)
+    finally:
+        if tiered is None:
+            os.environ.pop(TIERED_ENV, None)
+        else:
+            os.environ[TIERED_ENV] = tiered
+    return time.perf_counter() - t0
+
+
+def _warm(methods: tuple[str, ...], verbose: bool) -> None:
+    import numpy as np
+
+    from .ik.targets import Position
+    from .io import load
+
+    model = load("panda")
+    Q = model.random_configuration(300, rng=0)
+    T = model.fk(Q)  # batch and row kernels
+    model.fk(Q[0])
+    model.fk_all(Q[:2])
+    model.jacobian(Q[:2])
+    for method in methods:
+        if verbose:
+            print(f"kinetree warmup: {method} ...", file=sys.stderr, flush=True)
+        model.ik(T[0], method=method)
+        if method in ("auto", "dls", "pinv", "transpose", "sdls", "ccd"):
+            model.ik(Position(T[1][:3, 3]), method=method)
+    if "auto" in methods:
+        model.ik(T[:20])
+        model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
+        _warm_collision(verbose)
+
+
+def _warm_collision(verbose: bool) -> None:
+    """Compile the collision distances, the collision-aware IK driver and the one-step
+    differential IK on a two-link arm made of spheres (the kernels do not depend on
+    the model)."""
+    from . import diffik
+    from .builder import ModelBuilder
+    from .collision.world import Sphere
+    from .geometry import Sphere as SphereShape
+    from .ik.targets import Position
+    from .spatial import translation
+
+    if verbose:
+        print("kinetree warmup: collisions, one-step IK ...", file=sys.stderr, flush=True)
+    b = ModelBuilder("warmup_arm", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
+    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
+    b.add_frame("tip", "l2", translation([0.4, 0, 0]))
+    for frame in ("l1", "l2"):
+        b.add_geometry(frame, SphereShape(radius=0.05, kind="collision",
+                                          origin=translation([0.1, 0, 0])))  # fmt: skip
+    arm = b.build()
+    ball = Sphere(radius=0.05, center=(0.0, 0.5, 0.3))
+    q = arm.neutral()
+    arm.distance(q, obstacles=[ball])
+    goal = Position(arm.fk(arm.random_configuration(rng=1), "tip")[:3, 3])
+    arm.ik(goal, "tip", obstacles=[ball])
+    limits = [diffik.ConfigurationLimit(), diffik.CollisionAvoidanceLimit([ball], margin=0.01)]
+    task = diffik.FrameTask("tip", arm.fk(q, "tip"), position_cost=1.0, orientation_cost=0.0)
+    diffik.solve_step(arm, q, [task, diffik.PostureTask(cost=1e-3)], dt=0.01, limits=limits)
