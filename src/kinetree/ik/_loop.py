@@ -10,7 +10,8 @@ time. Errors in the result are always those of FK at the returned ``q``.
 It allocates nothing: the scratch (:class:`~kinetree.ik.layout.Work`), the clock
 buffer and the random state come from the caller, so the same source can be
 compiled for a GPU thread. :func:`solve_range` runs it over a slice of a batch and is
-what the per-method drivers in :mod:`kinetree.ik._drivers` call.
+what the per-method drivers in :mod:`kinetree.ik._drivers` call; it allocates nothing
+either (its scratch comes from Python).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from .layout import (
     BA_KEEP,
     BA_NODE,
     BA_Q,
+    IW_CLOCK,
+    IW_RNG,
+    IW_SIZE,
     R_HISTORY,
     R_ITERATIONS,
     R_MIN_DISTANCE,
@@ -56,10 +60,10 @@ from .layout import (
     Work,
     carve,
     carve_collision,
-    collision_scratch_len,
     info_index,
     read_collision,
     read_config,
+    scratch_floats,
     scratch_len,
     unpack,
 )
@@ -205,13 +209,16 @@ def clear_start(
 @njit(cache=True, inline="always")
 def write_errors(
     cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, tgt: np.ndarray, out: np.ndarray, nq: int,
+    tgt_i: np.ndarray, tgt: np.ndarray, out: np.ndarray, nq: int, current: bool,
 ) -> float:  # fmt: skip
     """Errors of FK at ``w.best_q`` against ``tgt`` into ``out``; their badness. A NaN
-    error (a model whose FK is not finite) is reported as inf."""
+    error (a model whose FK is not finite) is reported as inf. ``current``: ``w.W`` and
+    ``w.errs`` already hold FK and errors at ``w.best_q`` against ``tgt`` (a solve that
+    ended on target); they are not computed again."""
     T = tgt_i.shape[0]
-    fk_nodes(w.best_q, fdata, idata, nodes, w.W)
-    task_errors(w.W, tgt_i, tgt, w.err6, w.errs, w.dirs, w.p3, w.M33, w.w3)
+    if not current:
+        fk_nodes(w.best_q, fdata, idata, nodes, w.W)
+        task_errors(w.W, tgt_i, tgt, w.err6, w.errs, w.dirs, w.p3, w.M33, w.w3)
     errs = w.errs
     for t in range(T):
         for c in range(2):
@@ -327,7 +334,9 @@ def solve_one(
     if clamped:
         load_targets(src, w.tgt)
         check_targets(tgt_i, w.tgt)
-    final = write_errors(cf, w, fdata, idata, nodes, tgt_i, w.tgt, out, nq)
+    # Solved: the last iterate is the best one and the loop just measured it.
+    current = status == ST_OK and not clamped
+    final = write_errors(cf, w, fdata, idata, nodes, tgt_i, w.tgt, out, nq, current)
     if status == ST_OK and not final <= 1.0:
         status = ST_NOT_CONVERGED
     if COLLISION_ON:
@@ -346,11 +355,18 @@ def solve_one(
 @njit(cache=True)
 def solve_range(
     ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
-    seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, start: int, stop: int,
+    seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, scratch: np.ndarray,
+    start: int, stop: int,
 ) -> None:  # fmt: skip
     """Problems ``start..stop`` of a batch: ``targets`` (B, T, TARGET_SIZE) encoded rows
     or (B, 4, 4) raw poses; ``q0`` (1, nq) shared or (B, nq); ``out`` (B, result_size).
-    Problem ``b`` draws its restarts from ``seed + b``. Scratch is allocated once here."""
+    Problem ``b`` draws its restarts from ``seed + b``.
+
+    ``scratch`` (float64, one per thread) holds :func:`~.layout.scratch_sizes`' floats,
+    then its ints (the same 8 bytes, viewed as int64); it is zeroed here. The caller
+    allocates it so that this function allocates nothing either: it then runs without
+    numba's reference counting, whose atomic increments for the few dozen views carved
+    here cost about a microsecond per call (see ``_drivers``)."""
     fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
     T = tgt_i.shape[0]
     cf = read_config(cfg, icfg, T)
@@ -359,21 +375,23 @@ def solve_range(
     m = rows.shape[0]
     n = fdata.shape[0]
     size = scratch_len(n, nq, nv, m, cf.na, T)
+    for k in range(scratch.shape[0]):
+        scratch[k] = 0.0
+    nf = scratch_floats(size, cf.na, nv, nq, cfg, icfg, COLLISION_ON)
+    ws = scratch[:nf]
+    iws = scratch[nf:].view(np.int64)
     if COLLISION_ON:
         ck = read_collision(cfg, icfg)
         ns, npairs = ck.spheres.shape[0], ck.pairs.shape[0]
-        nf, ni = collision_scratch_len(ns, npairs, nv, nq, cf.na)
-        ws = np.zeros(size + nf)
-        iws = np.zeros(ni, np.int64)
-        cw = carve_collision(ws[size:], iws, ns, ck.links.shape[0], npairs, nv, nq, cf.na)
+        cw = carve_collision(ws[size:], iws[IW_SIZE:], ns, ck.links.shape[0], npairs, nv, nq,
+                             cf.na)  # fmt: skip
     else:
         # Never read: the branches that would are pruned from this variant.
         ck = 0  # type: ignore[assignment]
         cw = 0  # type: ignore[assignment]
-        ws = np.zeros(size)
     w = carve(ws, n, nq, nv, m, cf.na, T)
-    clock = np.empty(2, np.int64)
-    rng = np.empty(1, np.uint64)
+    clock = iws[IW_CLOCK : IW_CLOCK + 2]
+    rng = iws[IW_RNG : IW_RNG + 1].view(np.uint64)
     shared = q0.shape[0] == 1
     for b in range(start, stop):
         qb = q0[0] if shared else q0[b]

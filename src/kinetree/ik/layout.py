@@ -293,6 +293,44 @@ def scratch_size(n: int, nq: int, nv: int, m: int, na: int, T: int) -> int:
 
 scratch_len = njit(cache=True)(scratch_size)
 
+@njit(cache=True, inline="always")
+def scratch_floats(
+    size: int, na: int, nv: int, nq: int, cfg: np.ndarray, icfg: np.ndarray, collision: bool
+) -> int:
+    """Where the ints start in a driver's scratch (compiled, per call): ``size`` floats of
+    :func:`carve` plus, when ``collision``, those of :func:`carve_collision`."""
+    if not collision:
+        return size
+    o = icfg[N_COLLISION]
+    nf, _ = collision_scratch_len(icfg[o + CI_SPHERES], icfg[o + CI_PAIRS], nv, nq, na)
+    return size + nf
+
+
+# The int64 scratch of a driver call (``iws``): the clock buffer, the random state (one
+# uint64, as its bits), then the collision block's ints.
+IW_CLOCK = 0
+IW_RNG = 2
+IW_SIZE = 3
+
+
+def scratch_sizes(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> tuple[int, int]:
+    """``(floats, ints)`` of scratch one driver call (``ik._loop.solve_range``) needs for
+    :func:`pack`'s buffers: :func:`carve`'s and, with a collision block,
+    :func:`carve_collision`'s (read here in Python, once per template). The driver takes
+    them as one float64 buffer of ``floats + ints`` (the ints viewed as int64)."""
+    fdata, _, _, tgt_i, rows, cfg, icfg = unpack.py_func(ibuf, fbuf)
+    T = tgt_i.shape[0]
+    cf = read_config.py_func(cfg, icfg, T)
+    nv = cf.dof_node.shape[0]
+    floats = scratch_size(fdata.shape[0], nq, nv, rows.shape[0], cf.na, T)
+    ints = IW_SIZE
+    if icfg[N_COLLISION] != 0:
+        ck = read_collision.py_func(cfg, icfg)
+        nf, ni = collision_scratch_size(ck.spheres.shape[0], ck.pairs.shape[0], nv, nq, cf.na)
+        floats += nf
+        ints += ni
+    return int(floats), int(ints)
+
 
 @njit(cache=True)
 def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> Work:

@@ -27,7 +27,7 @@ from . import layout as L
 from ._drivers import cached_driver, driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
-from .result import IKResult, make_result, one_result, with_clearance
+from .result import IKResult, make_result, message, one_result, with_clearance
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -73,6 +73,13 @@ def solve(
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if type(target) is np.ndarray and target.shape == (4, 4):
+        last = _LAST_SINGLE
+        plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
+        if plan is None:
+            plan = _single_plan(model, frame, opts)
+        if plan is not None:
+            return plan.solve(target, q0, t0)
     if opts.pin:
         target, frame = _with_pins(model, target, frame, q0, opts.pin)
     method = opts.method
@@ -170,6 +177,82 @@ def _plain_template(
     return tpl
 
 
+class _Single:
+    """One plain pose target on one frame, solved by an already compiled driver: what
+    :func:`run` and :func:`_single` look up per call, looked up once per (model,
+    options, frame). A control loop or an animation calls ``Model.ik`` with the same
+    options and frame thousands of times; this path spends about 2 us of Python around
+    the driver where the general one spends 5 (``docs/benchmarks.md``)."""
+
+    __slots__ = ("collide", "fbuf", "frames", "ibuf", "info", "kernel", "method", "neutral",
+                 "nq", "opts", "scratch", "seed", "shape", "tpl")  # fmt: skip
+
+    def __init__(self, tpl: Template, kernel: Any, opts: IKOptions) -> None:
+        nq = tpl.model.nq
+        self.tpl, self.kernel, self.opts, self.nq = tpl, kernel, opts, nq
+        self.ibuf, self.fbuf = tpl.ibuf, tpl.fbuf
+        self.info = L.info_offset(nq, 1)
+        self.shape = (1, L.result_size(nq, 1))
+        self.neutral = _q0_rows(tpl.model, None, 1)
+        self.seed = opts.seed if opts.rng is None else None
+        self.frames, self.method = tpl.frames, tpl.method
+        self.collide = tpl.collision is not None
+        self.scratch = tpl.scratch[0] + tpl.scratch[1]
+
+    def solve(self, P: np.ndarray, q0: Any, t0: float) -> IKResult:
+        """Solve the (4, 4) pose ``P`` from ``q0`` (None: neutral)."""
+        nq = self.nq
+        f = P.flags
+        if not (f.c_contiguous and f.writeable and P.dtype is _F64):
+            P = np.require(P, np.float64, ("C", "W"))
+        if q0 is None:
+            q = self.neutral
+        elif type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is _F64:
+            g = q0.flags
+            q = q0.reshape(1, nq) if g.writeable and g.c_contiguous else _writable(q0[None])
+        else:
+            q = _writable(_q0_rows(self.tpl.model, q0, 1))
+        out = np.empty(self.shape)
+        seed = self.seed if self.seed is not None else self.opts.draw_seed()
+        self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, _NO_HISTORY_Q,
+                    _NO_HISTORY_E, np.empty(self.scratch), 0, 1)  # fmt: skip
+        row = out[0]
+        i = self.info
+        status, iters, restarts, _, reach, clear = row[i : i + L.R_SIZE].tolist()
+        if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
+            raise_status(int(status))
+        ok = status == L.ST_OK
+        reachable = reach != 0.0
+        its, rs = int(iters), int(restarts)
+        result = IKResult(
+            row[:nq], ok, row[nq : nq + 1], row[nq + 1 : nq + 2], its, rs,
+            time.perf_counter() - t0, message(ok, reachable, its, rs), reachable, None, None,
+            self.frames, self.method,
+        )  # fmt: skip
+        if self.collide:
+            with_clearance(result, clear, status == L.ST_IN_COLLISION)
+        return result
+
+
+#: The last single-pose plan: (model, opts, frame, plan), matched by identity.
+_LAST_SINGLE: list[Any] = [None, None, None, None]
+
+
+def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | None:
+    """The :class:`_Single` of a plain pose on ``frame``, or None where the general path
+    must run: options that record, pin or need another method, coupled coordinates, or a
+    driver not yet compiled in this process (its first call may compile or interpret)."""
+    if opts.method not in KERNEL_METHODS or opts.record or opts.pin or model.couplings:
+        return None
+    tpl = _plain_template(model, frame, opts)
+    kernel = cached_driver(opts.kernel_method, tpl.has_swing_twist, tpl.collision is not None)
+    if not compiled(kernel):
+        return None
+    plan = _Single(tpl, kernel, opts)
+    _LAST_SINGLE[:] = [model, opts, frame, plan]
+    return plan
+
+
 def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.ndarray:
     """``q0`` as a writable ``(1, nq)`` (shared) or ``(B, nq)`` float64 array (a view of
     the caller's where it already is one): one compiled specialisation whatever the
@@ -242,19 +325,22 @@ def run(
     collide = tpl.collision is not None
     kernel = cached_driver(method, tpl.has_swing_twist, collide)
     ib, fb = tpl.ibuf, tpl.fbuf
+    ns = tpl.scratch[0] + tpl.scratch[1]
     if B < PARALLEL_MIN and compiled(kernel):
-        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, 0, B)
+        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns), 0, B)
     else:
         first = 0  # problems solved before the machine code is ready (tiered start)
         if not collide and not compiled(kernel) and method in INTERPRETABLE:
             build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
-            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e)
+            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns))
             first = interpret_first(kernel, build, args, B, opts.budget)
         if first < B:
             with notice(kernel), progress(B - first, "ik") as tick:  # a bar on stderr after 2 s
 
                 def part(a: int, b: int) -> None:
-                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, first + a, first + b)
+                    # Scratch per call: chunks run on several threads at once.
+                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns),
+                           first + a, first + b)  # fmt: skip
                     tick(b - a)
 
                 if B - first < PARALLEL_MIN:
