@@ -293,6 +293,7 @@ def scratch_size(n: int, nq: int, nv: int, m: int, na: int, T: int) -> int:
 
 scratch_len = njit(cache=True)(scratch_size)
 
+
 @njit(cache=True, inline="always")
 def scratch_floats(
     size: int, na: int, nv: int, nq: int, cfg: np.ndarray, icfg: np.ndarray, collision: bool
