@@ -89,7 +89,8 @@ _LAZY = {
     "JointType": ".model:JointType",
     "Model": ".model:Model",
 }
-__getattr__, __dir__ = _attach(__name__, _LAZY)
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "BVHClip",

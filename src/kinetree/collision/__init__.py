@@ -43,32 +43,31 @@ if TYPE_CHECKING:
     from .world import as_obstacle as as_obstacle
 
 # Imported on first use (kinetree._lazy): the IK core reads only :mod:`.layout`.
-__getattr__, __dir__ = _attach(
-    __name__,
-    {
-        "layout": ".layout",
-        "adjacent_pairs": ".pairs:adjacent_pairs",
-        "read_srdf": ".pairs:read_srdf",
-        "with_disabled_pairs": ".pairs:with_disabled_pairs",
-        "write_srdf": ".pairs:write_srdf",
-        "CollisionModel": ".robot:CollisionModel",
-        "CollisionTables": ".robot:CollisionTables",
-        "DistanceResult": ".robot:DistanceResult",
-        "collision_model": ".robot:collision_model",
-        "find_disabled_pairs": ".robot:find_disabled_pairs",
-        "RobotSpheres": ".spheres:RobotSpheres",
-        "robot_spheres": ".spheres:robot_spheres",
-        "Box": ".world:Box",
-        "Capsule": ".world:Capsule",
-        "Cylinder": ".world:Cylinder",
-        "HalfSpace": ".world:HalfSpace",
-        "Obstacle": ".world:Obstacle",
-        "PointCloud": ".world:PointCloud",
-        "Sphere": ".world:Sphere",
-        "TriangleMesh": ".world:TriangleMesh",
-        "as_obstacle": ".world:as_obstacle",
-    },
-)
+_LAZY = {
+    "layout": ".layout",
+    "adjacent_pairs": ".pairs:adjacent_pairs",
+    "read_srdf": ".pairs:read_srdf",
+    "with_disabled_pairs": ".pairs:with_disabled_pairs",
+    "write_srdf": ".pairs:write_srdf",
+    "CollisionModel": ".robot:CollisionModel",
+    "CollisionTables": ".robot:CollisionTables",
+    "DistanceResult": ".robot:DistanceResult",
+    "collision_model": ".robot:collision_model",
+    "find_disabled_pairs": ".robot:find_disabled_pairs",
+    "RobotSpheres": ".spheres:RobotSpheres",
+    "robot_spheres": ".spheres:robot_spheres",
+    "Box": ".world:Box",
+    "Capsule": ".world:Capsule",
+    "Cylinder": ".world:Cylinder",
+    "HalfSpace": ".world:HalfSpace",
+    "Obstacle": ".world:Obstacle",
+    "PointCloud": ".world:PointCloud",
+    "Sphere": ".world:Sphere",
+    "TriangleMesh": ".world:TriangleMesh",
+    "as_obstacle": ".world:as_obstacle",
+}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "Box",

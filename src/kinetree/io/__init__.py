@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,21 +25,20 @@ if TYPE_CHECKING:
     from .urdf import load_urdf as load_urdf
 
 # Each format's module is imported when it is first used (kinetree._lazy).
-__getattr__, __dir__ = _attach(
-    __name__,
-    {
-        "BVHClip": ".bvh:BVHClip",
-        "read_bvh": ".bvh:read_bvh",
-        "write_bvh": ".bvh:write_bvh",
-        "write_motion_bvh": ".bvh_export:write_motion_bvh",
-        "DHRow": ".dh:DHRow",
-        "from_dh": ".dh:from_dh",
-        "MJCFWarning": ".mjcf:MJCFWarning",
-        "from_mujoco": ".mjcf:from_mujoco",
-        "load_mjcf": ".mjcf:load_mjcf",
-        "load_urdf": ".urdf:load_urdf",
-    },
-)
+_LAZY = {
+    "BVHClip": ".bvh:BVHClip",
+    "read_bvh": ".bvh:read_bvh",
+    "write_bvh": ".bvh:write_bvh",
+    "write_motion_bvh": ".bvh_export:write_motion_bvh",
+    "DHRow": ".dh:DHRow",
+    "from_dh": ".dh:from_dh",
+    "MJCFWarning": ".mjcf:MJCFWarning",
+    "from_mujoco": ".mjcf:from_mujoco",
+    "load_mjcf": ".mjcf:load_mjcf",
+    "load_urdf": ".urdf:load_urdf",
+}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "BVHClip",
@@ -181,6 +179,8 @@ def _xml_root(path: Path) -> str | None:
 
     Only the start of the file is parsed (up to the root's opening tag).
     """
+    import xml.etree.ElementTree as ET  # here: loading a built-in model parses no XML
+
     try:
         with open(path, "rb") as f:
             for _event, element in ET.iterparse(f, events=("start",)):
