@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._lazy import attach as _attach
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
+from ..model import Model
 from ._files import as_path
 
 if TYPE_CHECKING:
-    from ..model import Model
     from .bvh import BVHClip as BVHClip
     from .bvh import read_bvh as read_bvh
     from .bvh import write_bvh as write_bvh
