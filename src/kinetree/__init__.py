@@ -5,27 +5,18 @@ panda = kinetree.load("panda")
 T = panda.fk(panda.neutral())          # 4x4 pose of the flange
 result = panda.ik(T @ kinetree.spatial.translation([0.05, 0, 0]))
 result.success, result.q
+
+Every name below is imported on first use (:mod:`kinetree._lazy`): ``import kinetree``
+costs a few milliseconds, and loading the Panda and solving never imports the collision,
+animation or file-format modules it does not use.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _compile as _compile  # first: it clears a stale kernel cache
-from . import anim as anim
-from . import collision as collision
-from . import data as data
-from . import kinematics as kinematics
-from . import models as models
-from . import spatial as spatial
-from ._warmup import warmup as warmup
-from .anim.robot_retarget import retarget_robot as retarget
-from .builder import ModelBuilder as ModelBuilder
-from .collision import Box as Box
-from .collision import Capsule as Capsule
-from .collision import Cylinder as Cylinder
-from .collision import HalfSpace as HalfSpace
-from .collision import PointCloud as PointCloud
-from .collision import Sphere as Sphere
-from .collision import TriangleMesh as TriangleMesh
+from ._lazy import attach as _attach
 from .errors import FileFormatError as FileFormatError
 from .errors import InvalidValueError as InvalidValueError
 from .errors import KinetreeError as KinetreeError
@@ -34,20 +25,72 @@ from .errors import NotRigidError as NotRigidError
 from .errors import ShapeError as ShapeError
 from .errors import UnknownNameError as UnknownNameError
 from .errors import UnsupportedError as UnsupportedError
-from .ik import Direction as Direction
-from .ik import IKOptions as IKOptions
-from .ik import IKResult as IKResult
-from .ik import Orientation as Orientation
-from .ik import Pose as Pose
-from .ik import Position as Position
-from .io import load as load
-from .io.bvh import BVHClip as BVHClip
-from .io.bvh import read_bvh as read_bvh
-from .io.bvh import write_bvh as write_bvh
-from .model import JointType as JointType
-from .model import Model as Model
+
+if TYPE_CHECKING:
+    from . import anim as anim
+    from . import collision as collision
+    from . import data as data
+    from . import kinematics as kinematics
+    from . import models as models
+    from . import spatial as spatial
+    from ._warmup import warmup as warmup
+    from .anim.robot_retarget import retarget_robot as retarget
+    from .builder import ModelBuilder as ModelBuilder
+    from .collision.world import Box as Box
+    from .collision.world import Capsule as Capsule
+    from .collision.world import Cylinder as Cylinder
+    from .collision.world import HalfSpace as HalfSpace
+    from .collision.world import PointCloud as PointCloud
+    from .collision.world import Sphere as Sphere
+    from .collision.world import TriangleMesh as TriangleMesh
+    from .ik.options import IKOptions as IKOptions
+    from .ik.result import IKResult as IKResult
+    from .ik.targets import Direction as Direction
+    from .ik.targets import Orientation as Orientation
+    from .ik.targets import Pose as Pose
+    from .ik.targets import Position as Position
+    from .io import load as load
+    from .io.bvh import BVHClip as BVHClip
+    from .io.bvh import read_bvh as read_bvh
+    from .io.bvh import write_bvh as write_bvh
+    from .model import JointType as JointType
+    from .model import Model as Model
 
 __version__ = "0.1.0"
+
+#: Public name -> where it lives (imported on first access).
+_LAZY = {
+    "anim": ".anim",
+    "collision": ".collision",
+    "data": ".data",
+    "kinematics": ".kinematics",
+    "models": ".models",
+    "spatial": ".spatial",
+    "warmup": "._warmup:warmup",
+    "retarget": ".anim.robot_retarget:retarget_robot",
+    "ModelBuilder": ".builder:ModelBuilder",
+    "Box": ".collision.world:Box",
+    "Capsule": ".collision.world:Capsule",
+    "Cylinder": ".collision.world:Cylinder",
+    "HalfSpace": ".collision.world:HalfSpace",
+    "PointCloud": ".collision.world:PointCloud",
+    "Sphere": ".collision.world:Sphere",
+    "TriangleMesh": ".collision.world:TriangleMesh",
+    "IKOptions": ".ik.options:IKOptions",
+    "IKResult": ".ik.result:IKResult",
+    "Direction": ".ik.targets:Direction",
+    "Orientation": ".ik.targets:Orientation",
+    "Pose": ".ik.targets:Pose",
+    "Position": ".ik.targets:Position",
+    "load": ".io:load",
+    "BVHClip": ".io.bvh:BVHClip",
+    "read_bvh": ".io.bvh:read_bvh",
+    "write_bvh": ".io.bvh:write_bvh",
+    "JointType": ".model:JointType",
+    "Model": ".model:Model",
+}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "BVHClip",

@@ -15,27 +15,59 @@ packed tables) and ``_kernels`` (the compiled distances an IK loop calls).
 
 from __future__ import annotations
 
-from . import layout as layout
-from .pairs import adjacent_pairs as adjacent_pairs
-from .pairs import read_srdf as read_srdf
-from .pairs import with_disabled_pairs as with_disabled_pairs
-from .pairs import write_srdf as write_srdf
-from .robot import CollisionModel as CollisionModel
-from .robot import CollisionTables as CollisionTables
-from .robot import DistanceResult as DistanceResult
-from .robot import collision_model as collision_model
-from .robot import find_disabled_pairs as find_disabled_pairs
-from .spheres import RobotSpheres as RobotSpheres
-from .spheres import robot_spheres as robot_spheres
-from .world import Box as Box
-from .world import Capsule as Capsule
-from .world import Cylinder as Cylinder
-from .world import HalfSpace as HalfSpace
-from .world import Obstacle as Obstacle
-from .world import PointCloud as PointCloud
-from .world import Sphere as Sphere
-from .world import TriangleMesh as TriangleMesh
-from .world import as_obstacle as as_obstacle
+from typing import TYPE_CHECKING
+
+from .._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from . import layout as layout
+    from .pairs import adjacent_pairs as adjacent_pairs
+    from .pairs import read_srdf as read_srdf
+    from .pairs import with_disabled_pairs as with_disabled_pairs
+    from .pairs import write_srdf as write_srdf
+    from .robot import CollisionModel as CollisionModel
+    from .robot import CollisionTables as CollisionTables
+    from .robot import DistanceResult as DistanceResult
+    from .robot import collision_model as collision_model
+    from .robot import find_disabled_pairs as find_disabled_pairs
+    from .spheres import RobotSpheres as RobotSpheres
+    from .spheres import robot_spheres as robot_spheres
+    from .world import Box as Box
+    from .world import Capsule as Capsule
+    from .world import Cylinder as Cylinder
+    from .world import HalfSpace as HalfSpace
+    from .world import Obstacle as Obstacle
+    from .world import PointCloud as PointCloud
+    from .world import Sphere as Sphere
+    from .world import TriangleMesh as TriangleMesh
+    from .world import as_obstacle as as_obstacle
+
+# Imported on first use (kinetree._lazy): the IK core reads only :mod:`.layout`.
+_LAZY = {
+    "layout": ".layout",
+    "adjacent_pairs": ".pairs:adjacent_pairs",
+    "read_srdf": ".pairs:read_srdf",
+    "with_disabled_pairs": ".pairs:with_disabled_pairs",
+    "write_srdf": ".pairs:write_srdf",
+    "CollisionModel": ".robot:CollisionModel",
+    "CollisionTables": ".robot:CollisionTables",
+    "DistanceResult": ".robot:DistanceResult",
+    "collision_model": ".robot:collision_model",
+    "find_disabled_pairs": ".robot:find_disabled_pairs",
+    "RobotSpheres": ".spheres:RobotSpheres",
+    "robot_spheres": ".spheres:robot_spheres",
+    "Box": ".world:Box",
+    "Capsule": ".world:Capsule",
+    "Cylinder": ".world:Cylinder",
+    "HalfSpace": ".world:HalfSpace",
+    "Obstacle": ".world:Obstacle",
+    "PointCloud": ".world:PointCloud",
+    "Sphere": ".world:Sphere",
+    "TriangleMesh": ".world:TriangleMesh",
+    "as_obstacle": ".world:as_obstacle",
+}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "Box",

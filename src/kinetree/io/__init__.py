@@ -3,24 +3,42 @@
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import attach as _attach
 from ..errors import FileFormatError, UnknownNameError, UnsupportedError
 from ..model import Model
 from ._files import as_path
-from .bvh import BVHClip as BVHClip
-from .bvh import read_bvh as read_bvh
-from .bvh import write_bvh as write_bvh
-from .bvh_export import write_motion_bvh as write_motion_bvh
-from .dh import DHRow as DHRow
-from .dh import from_dh as from_dh
-from .mjcf import MJCFWarning as MJCFWarning
-from .mjcf import from_mujoco as from_mujoco
-from .mjcf import load_mjcf as load_mjcf
-from .urdf import load_urdf as load_urdf
+
+if TYPE_CHECKING:
+    from .bvh import BVHClip as BVHClip
+    from .bvh import read_bvh as read_bvh
+    from .bvh import write_bvh as write_bvh
+    from .bvh_export import write_motion_bvh as write_motion_bvh
+    from .dh import DHRow as DHRow
+    from .dh import from_dh as from_dh
+    from .mjcf import MJCFWarning as MJCFWarning
+    from .mjcf import from_mujoco as from_mujoco
+    from .mjcf import load_mjcf as load_mjcf
+    from .urdf import load_urdf as load_urdf
+
+# Each format's module is imported when it is first used (kinetree._lazy).
+_LAZY = {
+    "BVHClip": ".bvh:BVHClip",
+    "read_bvh": ".bvh:read_bvh",
+    "write_bvh": ".bvh:write_bvh",
+    "write_motion_bvh": ".bvh_export:write_motion_bvh",
+    "DHRow": ".dh:DHRow",
+    "from_dh": ".dh:from_dh",
+    "MJCFWarning": ".mjcf:MJCFWarning",
+    "from_mujoco": ".mjcf:from_mujoco",
+    "load_mjcf": ".mjcf:load_mjcf",
+    "load_urdf": ".urdf:load_urdf",
+}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "BVHClip",
@@ -100,6 +118,8 @@ def load(
         if not p.exists():
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
+            from .urdf import load_urdf
+
             dirs = (
                 list(package_dirs.values()) if isinstance(package_dirs, Mapping) else package_dirs
             )
@@ -113,6 +133,8 @@ def load(
             )  # fmt: skip
         if floating_base:
             raise UnsupportedError(_NO_FLOATING_BASE.format(f"the BVH file {str(p)!r}"))
+        from .bvh import read_bvh
+
         return read_bvh(p).model
     supported = (
         "kinetree loads URDF (.urdf), xacro (.xacro), BVH (.bvh), MJCF (.xml, .mjcf), "
@@ -130,6 +152,8 @@ def load(
             )
         if floating_base:
             raise UnsupportedError(_NO_FLOATING_BASE.format(f"the MJCF file {str(p)!r}"))
+        from .mjcf import load_mjcf
+
         return load_mjcf(p)
     if suffix:
         raise UnsupportedError(
@@ -155,6 +179,8 @@ def _xml_root(path: Path) -> str | None:
 
     Only the start of the file is parsed (up to the root's opening tag).
     """
+    import xml.etree.ElementTree as ET  # here: loading a built-in model parses no XML
+
     try:
         with open(path, "rb") as f:
             for _event, element in ET.iterparse(f, events=("start",)):

@@ -10,14 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from typing import TYPE_CHECKING
 
+from .._lazy import attach as _attach
 from ..errors import unknown_name
 from ..model import Model
 from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis
-from .descriptions import has_meshes, with_meshes
 from .humanoid import humanoid
 from .quadruped import quadruped
 from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
+
+if TYPE_CHECKING:
+    from .descriptions import has_meshes as has_meshes
+    from .descriptions import with_meshes as with_meshes
+
+# The mesh packages' lookup is imported on first use (kinetree._lazy).
+_LAZY = {"has_meshes": ".descriptions:has_meshes", "with_meshes": ".descriptions:with_meshes"}
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
+    __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "available",

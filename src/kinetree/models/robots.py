@@ -7,7 +7,6 @@ from importlib import resources
 import numpy as np
 
 from ..io.dh import DHRow, from_dh
-from ..io.urdf import load_urdf
 from ..model import Model
 
 __all__ = ["iiwa14", "panda", "panda_urdf", "ur3", "ur5", "ur10"]
@@ -47,6 +46,8 @@ def panda_urdf() -> Model:
     Joint origins follow franka_description's panda arm (the same published
     kinematics as :func:`panda`); meshes are referenced but not shipped.
     """
+    from ..io.urdf import load_urdf  # imported here: the other arms need no URDF parser
+
     path = resources.files("kinetree.models") / "data" / "panda.urdf"
     with resources.as_file(path) as p:
         m = load_urdf(p, name="panda_urdf", meshes=False)  # the meshes are not shipped
