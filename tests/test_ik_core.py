@@ -376,3 +376,14 @@ def test_builder_still_builds_chains() -> None:
     m = b.build()
     assert m.nq == m.nv == 2
     np.testing.assert_array_equal(m.dof_node, [1, 2])
+
+
+def test_view_returning_layout_readers_are_inlined() -> None:
+    """The range driver runs without numba's reference counting where its loop does, and
+    numba compiles a non-inlined callee with the flags of the caller that first needs it
+    (``nrt`` is inherited) and reuses that machine code for every later caller. A reader
+    that returns views compiled so would hand a counted caller uncounted references:
+    freed twice, the scratch corrupts the heap (seen: a Panda solve, then a humanoid's
+    swing-twist solve). Inlined, each caller counts its own views."""
+    for fn in (L.read_config, L.carve, L.read_collision, L.carve_collision, L.unpack):
+        assert fn.targetoptions.get("inline") == "always", fn.__name__

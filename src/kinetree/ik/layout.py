@@ -183,7 +183,7 @@ Config = namedtuple(
 Config.__doc__ = "The settings of one solve, read from ``(cfg, icfg)`` (see the module doc)."
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     """The :class:`Config` view of ``(cfg, icfg)`` for ``T`` targets."""
     nq = icfg[N_NQ]
@@ -333,7 +333,7 @@ def scratch_sizes(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> tuple[int, int
     return int(floats), int(ints)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> Work:
     """The :class:`Work` views of the scratch buffer ``ws`` (see :func:`scratch_size`)."""
     s = min(m, na)
@@ -462,7 +462,7 @@ def write_collision(
     return cfg, icfg
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def read_collision(cfg: np.ndarray, icfg: np.ndarray) -> Collision:
     """The :class:`Collision` view of ``(cfg, icfg)``; empty tables without a block."""
     o = icfg[N_COLLISION]
@@ -517,7 +517,7 @@ def collision_scratch_size(ns: int, npairs: int, nv: int, nq: int, na: int) -> t
 collision_scratch_len = njit(cache=True)(collision_scratch_size)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def carve_collision(
     ws: np.ndarray, iws: np.ndarray, ns: int, nl: int, npairs: int, nv: int, nq: int, na: int
 ) -> CollisionWork:
