@@ -9,7 +9,6 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import kinetree
 import kinetree.geometry as geo

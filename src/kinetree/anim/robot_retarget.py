@@ -12,14 +12,16 @@
    warm-started from the neighbouring frames' results (the median of the previous,
    the frame's own and the next), which removes one-frame jumps to another branch;
    joint limits hold throughout;
-5. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
-   every joint's change per frame;
-6. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
+5. with ``self_collision``: the frames closer than the margin solved again by the
+   collision-aware IK, from the plain result;
+6. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
+   every joint's change per frame; with ``self_collision`` the frames the cap pushed
+   back into a collision are cleared again;
+7. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import time
@@ -32,6 +34,7 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..ik.targets import Pose
 from ..io.bvh import BVHClip, read_bvh
 from ..model import Model
+from ._targets import moved_by
 from .motion import Motion
 from .retarget_maps import RetargetMap, make_map
 from .retarget_quality import rest_overlaps, retarget_quality
@@ -192,6 +195,13 @@ def _clear_collisions(
             poses[:, :3, 3] = tg.poses[hit, t, :3, 3]
             targets[f] = Pose(np.ascontiguousarray(poses), position_weight=wp,
                               orientation_weight=HOLD_ORIENTATION)  # fmt: skip
+    # The base stays where the plain passes put it (its target is then met, and left
+    # out): moving the whole body out of a hand-hip collision, the legs following to
+    # keep the feet, straightens a knee on one frame and not the next.
+    base = robot.joint_indices(free_joint_of(robot) or ())
+    o["active"] = [j for k, j in enumerate(robot.joint_names) if k not in set(base.tolist())]
+    mask = robot.active_mask(o["active"])
+    targets = {f: t for f, t in targets.items() if moved_by(robot, f, mask)}
     r = robot.ik(targets, q0=q[hit], max_iter=max_iter, self_collision=True, margin=margin,
                  ignore=ignore, **o)  # fmt: skip
     out = q.copy()
@@ -240,11 +250,16 @@ def retarget_robot(
         iterations: IK iterations of the first and the warm-started pass.
         skip_calibration: leave out a leading calibration pose (frame 0 far from the
             rest of the take); the metadata says whether it did.
-        self_collision: keep the robot's links apart in the IK (True, or a margin [m]),
-            through the constrained IK's ``self_collision=``/``margin=`` options; raises
-            :class:`~kinetree.errors.UnsupportedError` where this kinetree's IK has no
-            such option yet. Either way :func:`self_collision_frames` counts the frames
-            that penetrate.
+        self_collision: keep the robot's links apart (True: by ``COLLISION_MARGIN``,
+            5 mm on the collision spheres, or a margin [m]). The plain passes run first;
+            the frames they leave closer than the margin are solved again by the
+            collision-aware IK (``model.ik(..., self_collision=True)``) from where they
+            are, hands holding the orientation the plain pass gave them; frames that
+            overlap after the speed cap are cleared again (more iterations each round).
+            The pairs checked are those :func:`self_collision_frames` counts: the
+            robot's enabled pairs less :func:`~.retarget_quality.rest_overlaps` (pairs
+            whose spheres overlap at the neutral pose). ``metadata["retarget"]
+            ["collision_frames"]`` lists the frames re-solved.
         name: the motion's name (default: the source's).
 
     Returns:
