@@ -121,7 +121,7 @@ def self_collision_frames(
     frame, counted) and ``ignored`` (the pairs left out).
     """
     robot = motion.model
-    ignore: list[tuple[str, str]] = [tuple(p) for p in options.pop("ignore", ())]  # type: ignore[misc]
+    ignore: list[tuple[str, str]] = [(str(a), str(b)) for a, b in options.pop("ignore", ())]
     if at_rest_ok:
         ignore += [p for p in rest_overlaps(robot, **options) if p not in ignore]
     r = robot.distance(motion.q, self_collision=True, ignore=ignore, **options)
