@@ -83,7 +83,10 @@ def _avoiding(clip: object, robot: kinetree.Model, mapping: str, repeat: int) ->
 
 
 def clips_table(
-    robots: dict[str, kinetree.Model], repeat: int, collisions: bool, avoid: bool = False
+    robots: dict[str, kinetree.Model],
+    repeat: int,
+    collisions: bool,
+    avoid: list[str] | None = None,
 ) -> str:
     head = (
         "| clip | robot | frames | best time [ms] | frames/s | within limits | speed-capped "
@@ -95,7 +98,7 @@ def clips_table(
             else ""
         )
     )
-    rows = [head, "|" + "---|" * (16 if avoid else 12)]
+    rows = [head, "|" + "---|" * (16 if avoid is not None else 12)]
     for label, (file, mapping) in CLIPS.items():
         clip = kinetree.read_bvh(file)
         for name, robot in robots.items():
@@ -116,7 +119,15 @@ def clips_table(
                 f"| {label} | {name} | {m.n_frames} | {1e3 * best:.0f} | {m.n_frames / best:.0f} "
                 f"| {'yes' if q['within_limits'] else 'NO'} | {capped} | {med} | {top} | "
                 f"{1e3 * dip:.1f} | {q['distance_ratio']:.3f} | {hits} |"
-                + (_avoiding(clip, robot, mapping, repeat) if avoid else "")
+                + (
+                    (
+                        _avoiding(clip, robot, mapping, repeat)
+                        if name in avoid
+                        else " - | - | - | - |"
+                    )
+                    if avoid is not None
+                    else ""
+                )
             )
             print(rows[-1], file=sys.stderr)
     return "\n".join(rows)
@@ -161,13 +172,18 @@ def main() -> None:
     ap.add_argument("--no-collisions", action="store_true", help="skip the self-collision count")
     ap.add_argument(
         "--avoid",
-        action="store_true",
-        help="add the columns of kinetree.retarget(..., self_collision=True)",
+        nargs="*",
+        default=None,
+        metavar="ROBOT",
+        help="add the columns of kinetree.retarget(..., self_collision=True) for these "
+        "robots (all when none is named)",
     )
     ap.add_argument("--clips-only", action="store_true", help="print the clips table only")
     ap.add_argument("--write", metavar="PATH", help="replace the report in this Markdown file")
     ap.add_argument("--gif", metavar="PATH", help="also write the walk on the G1 as a GIF")
     args = ap.parse_args()
+    if args.avoid == []:
+        args.avoid = list(ROBOTS)
     robots = _robots()
     if args.clips_only:
         print(clips_table(robots, args.repeat, not args.no_collisions, args.avoid))

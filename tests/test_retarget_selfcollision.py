@@ -9,6 +9,7 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import kinetree
 import kinetree.geometry as geo
@@ -119,3 +120,39 @@ def test_the_walk_on_the_g1() -> None:
         d -= r[off[a] : off[a + 1], None] + r[None, off[b] : off[b + 1]]
         worst = min(worst, float(d.min()))
     assert worst >= 0.0
+
+
+SWING = """<robot name="swing">
+  <link name="base"><collision><origin xyz="-0.5 0 0"/><geometry><sphere radius="0.1"/>
+  </geometry></collision></link>
+  <link name="l1"/>
+  <link name="l2"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/>
+  </geometry></collision></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+    <limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_collision_ik_leaves_a_collision_deeper_than_one_step(tmp_path: Path) -> None:
+    # l2's sphere sits at angle j1 + j2 on a 0.5 m circle; the base's at angle pi. The
+    # target turns l2 to pi - 0.1 (centres 2 * 0.5 * sin(0.05) apart: 150 mm inside), and
+    # the start is on it. Clearing 5 mm takes a turn of 0.42 rad, more than one step
+    # (0.3 rad per joint... but the two joints share it); the clear configurations are
+    # off target, so the solve must keep a clear iterate over the start.
+    path = tmp_path / "swing.urdf"
+    path.write_text(SWING)
+    model = kinetree.load(path)
+    a = np.pi - 0.1
+    R = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    target = kinetree.ik.targets.Orientation(R)
+    q0 = np.array([a, 0.0])
+    cm = kinetree.collision.collision_model(model, disabled={})
+    res = model.ik({"l2": target}, q0=q0, method="dls", restarts=0, max_iter=30,
+                   self_collision=True, margin=0.005, collision_model=cm)  # fmt: skip
+    th = float(res.q[0] + res.q[1])
+    d = 2 * 0.5 * abs(np.sin((th - np.pi) / 2)) - 0.2  # closed form: centres on the circle
+    assert d >= 0.0, d
+    assert not res.success
+    assert float(res.min_distance) == pytest.approx(d, abs=1e-9)
