@@ -55,6 +55,9 @@ RELAX_HALVINGS = 3
 PENETRATION_WEIGHT = 1000.0
 #: Times a step that loses clearance is halved before it is taken anyway.
 BACKTRACKS = 3
+#: ... when the iterate was within this of the margin [m] (farther out, one step rarely
+#: reaches a contact, and the check would cost an FK per iteration).
+BACKTRACK_BAND = 0.01
 
 
 @njit(cache=True, inline="always")
@@ -178,8 +181,9 @@ def collision_update(
         if not np.isfinite(x[kk]):
             return False
     # The rows are linear in dq; a pair's distance is not (another sphere of the link
-    # may come closest). A step that leaves the clearance worse than it was (or below
-    # the margin, from above it) is halved, up to BACKTRACKS times.
+    # may come closest). From an iterate near contact, a step that leaves the clearance
+    # worse than it was (or below the margin, from above it) is halved, up to BACKTRACKS
+    # times.
     d_old = np.inf
     for p in range(out.shape[0]):
         d_old = min(d_old, out[p, OUT_DISTANCE])
@@ -189,7 +193,7 @@ def collision_update(
         q_old[k] = q[k]
     for h in range(BACKTRACKS + 1):
         integrate(cf, q, x, step, fdata)
-        if h == BACKTRACKS or d_old >= ck.influence:
+        if h == BACKTRACKS or d_old >= ck.margin + BACKTRACK_BAND:
             break
         fk_nodes(q, fdata, idata, nodes, w.W)
         if clearance(ck, cw, w.W) >= floor:
