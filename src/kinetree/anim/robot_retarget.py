@@ -51,8 +51,11 @@ MAX_STEP = 0.15
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
 COLLISION_ITERATIONS = 20
+#: Largest change of a joint per collision-aware iteration [rad or m].
 COLLISION_STEP = 0.15
+#: Orientation weight [1/rad] with which a hand holds the plain pass's orientation there.
 HOLD_ORIENTATION = 0.3
+#: Rounds of clearing again (twice the iterations each) after the speed cap.
 RECHECKS = 3
 _TOL = (1e-5, 1e-4)  # [m], [rad]: the solve stops early where every target is met
 
@@ -177,8 +180,9 @@ def _clear_collisions(
     robot: Model, tg: RobotTargets, q: np.ndarray, opts: dict[str, Any], margin: float,
     ignore: tuple[tuple[str, str], ...], max_iter: int, below: float,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Re-solve the frames of ``q`` closer than ``margin`` with the collision-aware IK,
-    each from its own configuration; returns the new ``q`` and the frames re-solved."""
+    """Re-solve the frames of ``q`` closer than ``below`` [m] with the collision-aware IK
+    (keeping ``margin``), each from its own configuration, ``max_iter`` iterations;
+    returns the new ``q`` and the frames re-solved."""
     d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
     hit = np.flatnonzero(d < below)
     if hit.size == 0:
@@ -190,7 +194,7 @@ def _clear_collisions(
     # the cheapest way out of every collision, and flip one way or the other per frame.
     for t, f in enumerate(tg.frames):
         wp, wr = (float(w) for w in tg.weights[t])
-        if wp > 0 and wr == 0 and HOLD_ORIENTATION > 0:
+        if wp > 0 and wr == 0:
             poses = robot.fk(q[hit], f)
             poses[:, :3, 3] = tg.poses[hit, t, :3, 3]
             targets[f] = Pose(np.ascontiguousarray(poses), position_weight=wp,
