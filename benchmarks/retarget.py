@@ -11,7 +11,9 @@ Robots: Unitree G1 and PAL Talos (example-robot-data), each with a free base. Sp
 ``kinetree.retarget`` on a loaded robot and a read clip, best of ``--repeat`` runs
 (robot loading and BVH parsing are timed apart). Self-collision: frames where two of
 the robot's own collision spheres overlap (:func:`kinetree.anim.self_collision_frames`,
-pairs that overlap at the neutral pose left out). Data set: the five clips copied
+pairs that overlap at the neutral pose left out); with ``--avoid`` the same clips again
+with ``self_collision=True``: speed, overlapping frames left, dip and speed violations.
+Data set: the five clips copied
 ``--copies`` times into a folder, run by :func:`kinetree.anim.retarget_folder` on
 ``--workers`` processes, or with ``--dask`` on a ``dask.distributed.LocalCluster`` of
 ``--workers`` single-threaded workers.
@@ -61,13 +63,42 @@ def _robots() -> dict[str, kinetree.Model]:
     return out
 
 
-def clips_table(robots: dict[str, kinetree.Model], repeat: int, collisions: bool) -> str:
+def _hits(m: kinetree.anim.Motion) -> str:
+    sc = self_collision_frames(m)
+    return f"{sc['count']} ({1e3 * min(sc['min_distance'], 0.0):.0f} mm)"
+
+
+def _avoiding(clip: object, robot: kinetree.Model, mapping: str, repeat: int) -> str:
+    """The columns of ``self_collision=True``: speed, overlaps left, dip, speed limits."""
+    m = kinetree.retarget(clip, robot, mapping, self_collision=True)
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        m = kinetree.retarget(clip, robot, mapping, self_collision=True)
+        best = min(best, time.perf_counter() - t)
+    q = m.metadata["quality"]
+    dip = max(f["dip_max"] for f in q["feet"].values())
+    return (f" {m.n_frames / best:.0f} | {_hits(m)} | {1e3 * dip:.1f} | "
+            f"{q['speed_violations']} |")  # fmt: skip
+
+
+def clips_table(
+    robots: dict[str, kinetree.Model],
+    repeat: int,
+    collisions: bool,
+    avoid: list[str] | None = None,
+) -> str:
     head = (
         "| clip | robot | frames | best time [ms] | frames/s | within limits | speed-capped "
         "frames | slide median L / R [mm/frame] | slide max L / R [mm] | dip max [mm] | "
         "distance ratio | self-collision frames |"
+        + (
+            " avoiding: frames/s | overlapping (deepest) | dip max [mm] | speed violations |"
+            if avoid
+            else ""
+        )
     )
-    rows = [head, "|" + "---|" * 12]
+    rows = [head, "|" + "---|" * (16 if avoid is not None else 12)]
     for label, (file, mapping) in CLIPS.items():
         clip = kinetree.read_bvh(file)
         for name, robot in robots.items():
@@ -83,14 +114,20 @@ def clips_table(robots: dict[str, kinetree.Model], repeat: int, collisions: bool
             top = " / ".join(f"{1e3 * f['slide_max']:.1f}" for f in feet)
             dip = max(f["dip_max"] for f in feet)
             capped = len(m.metadata["retarget"]["speed_capped_frames"])
-            hits = "-"
-            if collisions:
-                sc = self_collision_frames(m)
-                hits = f"{sc['count']} ({1e3 * min(sc['min_distance'], 0.0):.0f} mm)"
+            hits = _hits(m) if collisions else "-"
             rows.append(
                 f"| {label} | {name} | {m.n_frames} | {1e3 * best:.0f} | {m.n_frames / best:.0f} "
                 f"| {'yes' if q['within_limits'] else 'NO'} | {capped} | {med} | {top} | "
                 f"{1e3 * dip:.1f} | {q['distance_ratio']:.3f} | {hits} |"
+                + (
+                    (
+                        _avoiding(clip, robot, mapping, repeat)
+                        if name in avoid
+                        else " - | - | - | - |"
+                    )
+                    if avoid is not None
+                    else ""
+                )
             )
             print(rows[-1], file=sys.stderr)
     return "\n".join(rows)
@@ -133,10 +170,24 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dask", action="store_true", help="run the data set on a Dask LocalCluster")
     ap.add_argument("--no-collisions", action="store_true", help="skip the self-collision count")
+    ap.add_argument(
+        "--avoid",
+        nargs="*",
+        default=None,
+        metavar="ROBOT",
+        help="add the columns of kinetree.retarget(..., self_collision=True) for these "
+        "robots (all when none is named)",
+    )
+    ap.add_argument("--clips-only", action="store_true", help="print the clips table only")
     ap.add_argument("--write", metavar="PATH", help="replace the report in this Markdown file")
     ap.add_argument("--gif", metavar="PATH", help="also write the walk on the G1 as a GIF")
     args = ap.parse_args()
+    if args.avoid == []:
+        args.avoid = list(ROBOTS)
     robots = _robots()
+    if args.clips_only:
+        print(clips_table(robots, args.repeat, not args.no_collisions, args.avoid))
+        return
     machine = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start"
@@ -146,7 +197,7 @@ def main() -> None:
         f"Measured by `python benchmarks/retarget.py --write docs/retargeting.md"
         f"{' --dask' if args.dask else ''}` on {machine}.",
         "",
-        clips_table(robots, args.repeat, not args.no_collisions),
+        clips_table(robots, args.repeat, not args.no_collisions, args.avoid),
         "",
         f"A data set: the five clips copied {args.copies} times and one broken file, onto the "
         "G1, mapping guessed per clip, "

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..model import Model
 from .motion import Motion
 
-__all__ = ["retarget_quality", "self_collision_frames"]
+__all__ = ["rest_overlaps", "retarget_quality", "self_collision_frames"]
 
 
 def _path_length(P: np.ndarray) -> float:
@@ -85,6 +86,24 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
     return out
 
 
+def rest_overlaps(robot: Model, **options: Any) -> tuple[tuple[str, str], ...]:
+    """The self-collision pairs of ``robot`` whose collision spheres overlap already at
+    its neutral pose (``robot.neutral()``), which its maker calls free.
+
+    The spheres contain the meshes and reach beyond them (on the G1's torso, up to 6 cm,
+    where 16 spheres cannot follow the mesh closer), so such a pair overlaps on the
+    spheres wherever the robot stands; neither a count nor the IK can judge it by the
+    spheres. :func:`self_collision_frames` leaves these pairs out, and so does
+    ``kinetree.retarget(..., self_collision=True)``: both check the same pairs.
+    ``options`` go to :func:`kinetree.collision.collision_model` (``max_spheres``...).
+    """
+    from ..collision.robot import collision_model
+
+    cm = collision_model(robot, **options)
+    rows, names = cm.pair_distances(robot.neutral(), (), True, cutoff=0.0)
+    return tuple(names[k] for k in np.flatnonzero(rows[:, 0] < 0.0))
+
+
 def self_collision_frames(
     motion: Motion, *, at_rest_ok: bool = True, **options: Any
 ) -> dict[str, Any]:
@@ -93,22 +112,18 @@ def self_collision_frames(
 
     The sphere approximation contains the meshes, so it is conservative: some links
     overlap already when the robot stands at its neutral pose (the G1's torso and
-    shoulders). With ``at_rest_ok`` those pairs are left out (a pose the robot's maker
-    calls neutral is taken to be free). ``options`` go to :meth:`Model.distance`.
+    shoulders). With ``at_rest_ok`` those pairs are left out (:func:`rest_overlaps`: a
+    pose the robot's maker calls neutral is taken to be free). ``ignore`` (pairs of link
+    names) leaves out more; other ``options`` go to :meth:`Model.distance`.
 
     Returns ``frames`` (indices with penetration), ``count``, ``min_distance`` [m]
     (signed, negative: penetration), ``pairs`` (the closest pair of each penetrating
     frame, counted) and ``ignored`` (the pairs left out).
     """
     robot = motion.model
-    ignore: list[tuple[str, str]] = list(options.pop("ignore", ()))
+    ignore: list[tuple[str, str]] = [(str(a), str(b)) for a, b in options.pop("ignore", ())]
     if at_rest_ok:
-        q0 = robot.neutral()
-        for _ in range(64):  # one pair per query: the closest
-            r = robot.distance(q0, self_collision=True, ignore=ignore, **options)
-            if not float(r.distance) < 0:
-                break
-            ignore.append(tuple(r.closest))
+        ignore += [p for p in rest_overlaps(robot, **options) if p not in ignore]
     r = robot.distance(motion.q, self_collision=True, ignore=ignore, **options)
     d = np.asarray(r.distance)
     hit = np.flatnonzero(d < 0)

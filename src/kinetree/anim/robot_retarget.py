@@ -12,14 +12,16 @@
    warm-started from the neighbouring frames' results (the median of the previous,
    the frame's own and the next), which removes one-frame jumps to another branch;
    joint limits hold throughout;
-5. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
-   every joint's change per frame;
-6. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
+5. with ``self_collision``: the frames closer than the margin solved again by the
+   collision-aware IK, from the plain result;
+6. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
+   every joint's change per frame; with ``self_collision`` the frames the cap pushed
+   back into a collision are cleared again;
+7. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import time
@@ -32,9 +34,10 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..ik.targets import Pose
 from ..io.bvh import BVHClip, read_bvh
 from ..model import Model
+from ._targets import moved_by
 from .motion import Motion
 from .retarget_maps import RetargetMap, make_map
-from .retarget_quality import retarget_quality
+from .retarget_quality import rest_overlaps, retarget_quality
 from .retarget_source import SourceFrames, prepare_source
 from .retarget_targets import RobotTargets, build_targets
 from .robots import free_joint_of, load_robot, velocity_limits
@@ -44,6 +47,16 @@ __all__ = ["retarget_robot"]
 #: IK iterations of the first pass (from the first guess) and of the warm-started pass.
 ITERATIONS = (10, 5)
 MAX_STEP = 0.15
+#: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
+COLLISION_MARGIN = 0.005
+#: Iterations of the collision-aware IK on the frames the plain passes leave too close.
+COLLISION_ITERATIONS = 20
+#: Largest change of a joint per collision-aware iteration [rad or m].
+COLLISION_STEP = 0.15
+#: Orientation weight [1/rad] with which a hand holds the plain pass's orientation there.
+HOLD_ORIENTATION = 0.3
+#: Rounds of clearing again (twice the iterations each) after the speed cap.
+RECHECKS = 3
 _TOL = (1e-5, 1e-4)  # [m], [rad]: the solve stops early where every target is met
 
 
@@ -102,12 +115,14 @@ def _smooth(T: np.ndarray, sigma: float) -> np.ndarray:
     return out
 
 
-def _ik_targets(tg: RobotTargets) -> dict[str, Pose]:
+def _ik_targets(tg: RobotTargets, frames: np.ndarray | None = None) -> dict[str, Pose]:
+    """The IK targets of every clip frame, or of the clip frames ``frames``."""
     out: dict[str, Pose] = {}
     for t, f in enumerate(tg.frames):
         wp, wr = (float(w) for w in tg.weights[t])
+        poses = tg.poses[:, t] if frames is None else tg.poses[frames, t]
         out[f] = Pose(
-            np.ascontiguousarray(tg.poses[:, t]),
+            np.ascontiguousarray(poses),
             position_mask=None if wp > 0 else (False, False, False),
             orientation_mask=None if wr > 0 else (False, False, False),
             position_weight=wp if wp > 0 else None,
@@ -147,31 +162,55 @@ def _speed_cap(
     return out, np.array(changed, dtype=np.int64)
 
 
-def _collision_options(self_collision: bool | float) -> dict[str, Any]:
-    """The IK options that keep the links apart, where the IK has them."""
+def _collision_margin(self_collision: bool | float | None) -> float | None:
+    """The clearance [m] ``self_collision`` asks for (None: no avoidance)."""
     if self_collision is False or self_collision is None:
-        return {}
-    if isinstance(self_collision, bool):
-        margin = 0.0
-    else:
-        margin = float(self_collision)
-        if not (math.isfinite(margin) and margin >= 0):
-            raise InvalidValueError(
-                f"self_collision must be True, False or a margin >= 0 [m], got {self_collision!r}"
-            )
-    from ..ik.options import IKOptions
-
-    fields = {f.name for f in dataclasses.fields(IKOptions)}
-    if "self_collision" not in fields:
-        raise UnsupportedError(
-            "self_collision=True needs the constrained IK (model.ik(..., self_collision=True)), "
-            "which this kinetree does not have yet; retarget without it and count the "
-            "penetrating frames with kinetree.anim.self_collision_frames(motion)"
+        return None
+    if isinstance(self_collision, (bool, np.bool_)):
+        return COLLISION_MARGIN
+    margin = float(self_collision)
+    if not (math.isfinite(margin) and margin >= 0):
+        raise InvalidValueError(
+            f"self_collision must be True, False or a margin >= 0 [m], got {self_collision!r}"
         )
-    out: dict[str, Any] = {"self_collision": True}
-    if margin > 0 and "margin" in fields:
-        out["margin"] = margin
-    return out
+    return margin
+
+
+def _clear_collisions(
+    robot: Model, tg: RobotTargets, q: np.ndarray, opts: dict[str, Any], margin: float,
+    ignore: tuple[tuple[str, str], ...], max_iter: int, below: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Re-solve the frames of ``q`` closer than ``below`` [m] with the collision-aware IK
+    (keeping ``margin``), each from its own configuration, ``max_iter`` iterations;
+    returns the new ``q`` and the frames re-solved."""
+    d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
+    hit = np.flatnonzero(d < below)
+    if hit.size == 0:
+        return q, hit
+    o = dict(opts, max_joint_step=COLLISION_STEP)
+    targets = _ik_targets(tg, hit)
+    # A frame with a position target only (a hand) keeps, weakly, the orientation the
+    # plain solve gave it: the joints that only turn it (a wrist) would otherwise be
+    # the cheapest way out of every collision, and flip one way or the other per frame.
+    for t, f in enumerate(tg.frames):
+        wp, wr = (float(w) for w in tg.weights[t])
+        if wp > 0 and wr == 0:
+            poses = robot.fk(q[hit], f)
+            poses[:, :3, 3] = tg.poses[hit, t, :3, 3]
+            targets[f] = Pose(np.ascontiguousarray(poses), position_weight=wp,
+                              orientation_weight=HOLD_ORIENTATION)  # fmt: skip
+    # The base stays where the plain passes put it (its target is then met, and left
+    # out): moving the whole body out of a hand-hip collision, the legs following to
+    # keep the feet, straightens a knee on one frame and not the next.
+    base = robot.joint_indices(free_joint_of(robot) or ())
+    o["active"] = [j for k, j in enumerate(robot.joint_names) if k not in set(base.tolist())]
+    mask = robot.active_mask(o["active"])
+    targets = {f: t for f, t in targets.items() if moved_by(robot, f, mask)}
+    r = robot.ik(targets, q0=q[hit], max_iter=max_iter, self_collision=True, margin=margin,
+                 ignore=ignore, **o)  # fmt: skip
+    out = q.copy()
+    out[hit] = r.q
+    return out, hit
 
 
 def retarget_robot(
@@ -215,11 +254,16 @@ def retarget_robot(
         iterations: IK iterations of the first and the warm-started pass.
         skip_calibration: leave out a leading calibration pose (frame 0 far from the
             rest of the take); the metadata says whether it did.
-        self_collision: keep the robot's links apart in the IK (True, or a margin [m]),
-            through the constrained IK's ``self_collision=``/``margin=`` options; raises
-            :class:`~kinetree.errors.UnsupportedError` where this kinetree's IK has no
-            such option yet. Either way :func:`self_collision_frames` counts the frames
-            that penetrate.
+        self_collision: keep the robot's links apart (True: by ``COLLISION_MARGIN``,
+            5 mm on the collision spheres, or a margin [m]). The plain passes run first;
+            the frames they leave closer than the margin are solved again by the
+            collision-aware IK (``model.ik(..., self_collision=True)``) from where they
+            are, hands holding the orientation the plain pass gave them; frames that
+            overlap after the speed cap are cleared again (more iterations each round).
+            The pairs checked are those :func:`self_collision_frames` counts: the
+            robot's enabled pairs less :func:`~.retarget_quality.rest_overlaps` (pairs
+            whose spheres overlap at the neutral pose). ``metadata["retarget"]
+            ["collision_frames"]`` lists the frames re-solved.
         name: the motion's name (default: the source's).
 
     Returns:
@@ -278,7 +322,7 @@ def retarget_robot(
         "tol": _TOL,
         "max_joint_step": MAX_STEP,
     }
-    opts.update(_collision_options(self_collision))
+    margin = _collision_margin(self_collision)
     q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
     if iterations[0] > 0:
         r = robot_model.ik(targets, q0=tg.q_init, max_iter=iterations[0], **opts)
@@ -288,6 +332,11 @@ def retarget_robot(
         r = robot_model.ik(targets, q0=_neighbour_median(robot_model, q),
                            max_iter=iterations[1], **opts)  # fmt: skip
         q, its = r.q, its + np.asarray(r.iterations)
+    resolved = np.zeros(0, dtype=np.int64)
+    if margin is not None:
+        ignore = rest_overlaps(robot_model)
+        q, resolved = _clear_collisions(robot_model, tg, q, opts, margin, ignore,
+                                        COLLISION_ITERATIONS, margin)  # fmt: skip
     t4 = time.perf_counter()
     base = robot_model.joint_indices(free)
     if isinstance(max_joint_speed, str):
@@ -309,6 +358,19 @@ def retarget_robot(
         simple = robot_model.v_q[robot_model.v_q >= 0]
         limits = {robot_model.joint_names[int(k)]: v for k in simple if int(k) not in base}
     q, capped = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
+    if margin is not None:
+        # Frames still overlapping (too deep for the iterations given, or moved back in
+        # by the cap) are cleared again, from where they are, with twice the iterations
+        # each round, then capped again; the last word is the collision pass's (a
+        # capped frame may then exceed a speed limit, which the quality numbers count).
+        for k in range(RECHECKS + 1):
+            q, again = _clear_collisions(robot_model, tg, q, opts, margin, ignore,
+                                         COLLISION_ITERATIONS << (k + 1), 0.0)  # fmt: skip
+            resolved = np.union1d(resolved, again)
+            if again.size == 0 or k == RECHECKS:
+                break
+            q, more = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
+            capped = np.union1d(capped, more)
     t5 = time.perf_counter()
     pelvis = mp.role("pelvis")
     assert pelvis is not None  # make_map checks it
@@ -328,7 +390,8 @@ def retarget_robot(
         "speed_limits": limits,
         "speed_capped_frames": capped,
         "iterations": its,
-        "self_collision": bool(self_collision is not False and self_collision is not None),
+        "self_collision": margin is not None,
+        "collision_frames": resolved,
         "target_frames": tg.frames,
         "timing": {
             "source": t1 - t0,

@@ -17,9 +17,11 @@ Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
     :func:`kinetree.collision._kernels.distance_gradient`),
 
   solved exactly by :func:`kinetree.ik.qp.qp_solve`. When the rows cannot all hold
-  within the bounds (deep in a collision, at a limit), they are relaxed to "get no
-  closer" (``grad_p . dq >= min(0, margin + buffer - d_p)``); when even that fails the
-  attempt ends and a restart begins.
+  within the bounds (deep in a collision, farther in than one bounded step reaches, or
+  at a limit), what they ask for is halved, up to ``RELAX_HALVINGS`` times (a pair
+  60 mm deep leaves in two or three steps instead of never), and last relaxed to "get
+  no closer" (``grad_p . dq >= min(0, margin + buffer - d_p)``); when even that fails
+  the attempt ends and a restart begins.
 * restarts (in the loop) draw ``seeds`` random configurations and keep the first one
   that clears ``margin + buffer`` by :func:`final_clearance` (else the clearest).
 
@@ -41,10 +43,21 @@ from ..collision._kernels import (
     place_pair_links,
 )
 from ..collision.layout import OUT_DISTANCE, OUT_EXACT
+from ..kinematics._kernels import fk_nodes
 from ._steps import integrate
 from ._tasks import assemble
 from .layout import Collision, CollisionWork, Config, Work
 from .qp import QP_INFEASIBLE, QP_OK, qp_solve
+
+#: Times an infeasible step halves what its rows ask for before it asks "no closer".
+RELAX_HALVINGS = 3
+#: How much more a length inside the margin weighs than the same length of target error.
+PENETRATION_WEIGHT = 1000.0
+#: Times a step that loses clearance is halved before it is taken anyway.
+BACKTRACKS = 3
+#: ... when the iterate was within this of the margin [m] (farther out, one step rarely
+#: reaches a contact, and the check would cost an FK per iteration).
+BACKTRACK_BAND = 0.01
 
 
 @njit(cache=True, inline="always")
@@ -86,10 +99,13 @@ def final_clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
 @njit(cache=True, inline="always")
 def penalised(bad: float, d: float, margin: float, tol: float) -> float:
     """The badness of an iterate closer than ``margin``: never <= 1 (never solved), and
-    falling as it gets clearer, so leaving a collision counts as progress."""
+    falling as it gets clearer, so leaving a collision counts as progress. A millimetre
+    inside the margin weighs as ``PENETRATION_WEIGHT`` millimetres of target error, so
+    the iterate the loop keeps is a clear one whenever the solve found one (not the start
+    on target but in collision)."""
     if d >= margin:
         return bad
-    return max(bad, 1.0) + 1.0 + (margin - d) / tol
+    return max(bad, 1.0) + 1.0 + PENETRATION_WEIGHT * (margin - d) / tol
 
 
 @njit(cache=True, inline="always")
@@ -151,14 +167,39 @@ def collision_update(
         bq[nr] = keep - d
         nr += 1
     status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
-    if status == QP_INFEASIBLE:
+    # Too far in for one step: ask for half of each push-out, then a quarter..., and
+    # last for "get no closer" (a step that leaves the pairs where they are).
+    for h in range(RELAX_HALVINGS + 1):
+        if status != QP_INFEASIBLE:
+            break
         for r in range(nr):
-            bq[r] = min(bq[r], 0.0)
+            bq[r] = 0.5 * bq[r] if h < RELAX_HALVINGS else min(bq[r], 0.0)
         status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
     if status != QP_OK:
         return False
     for kk in range(na):
         if not np.isfinite(x[kk]):
             return False
-    integrate(cf, q, x, step, fdata)
+    # The rows are linear in dq; a pair's distance is not (another sphere of the link
+    # may come closest). From an iterate near contact, a step that leaves the clearance
+    # worse than it was (or below the margin, from above it) is halved, up to BACKTRACKS
+    # times.
+    d_old = np.inf
+    for p in range(out.shape[0]):
+        d_old = min(d_old, out[p, OUT_DISTANCE])
+    floor = min(d_old, ck.margin)
+    q_old = cw.q_seed
+    for k in range(q.shape[0]):
+        q_old[k] = q[k]
+    for h in range(BACKTRACKS + 1):
+        integrate(cf, q, x, step, fdata)
+        if h == BACKTRACKS or d_old >= ck.margin + BACKTRACK_BAND:
+            break
+        fk_nodes(q, fdata, idata, nodes, w.W)
+        if clearance(ck, cw, w.W) >= floor:
+            break
+        for k in range(q.shape[0]):
+            q[k] = q_old[k]
+        for kk in range(na):
+            x[kk] *= 0.5
     return True
