@@ -28,7 +28,7 @@ from .motion import Motion, to_clip
 from .reach import reach
 from .retarget import retarget
 from .retarget_maps import ROBOT_MAPS, SKELETON_MAPS, RetargetMap, guess_map, make_map
-from .retarget_quality import retarget_quality, self_collision_frames
+from .retarget_quality import rest_overlaps, retarget_quality, self_collision_frames
 from .robot_retarget import retarget_robot
 from .robots import free_base, load_robot
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
@@ -51,6 +51,7 @@ __all__ = [
     "load_robot",
     "make_map",
     "reach",
+    "rest_overlaps",
     "retarget",
     "retarget_quality",
     "retarget_robot",
