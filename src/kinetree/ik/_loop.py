@@ -362,11 +362,13 @@ def solve_range(
     or (B, 4, 4) raw poses; ``q0`` (1, nq) shared or (B, nq); ``out`` (B, result_size).
     Problem ``b`` draws its restarts from ``seed + b``.
 
-    ``scratch`` (float64, one per thread) holds :func:`~.layout.scratch_sizes`' floats,
-    then its ints (the same 8 bytes, viewed as int64); it is zeroed here. The caller
-    allocates it so that this function allocates nothing either: it then runs without
-    numba's reference counting, whose atomic increments for the few dozen views carved
-    here cost about a microsecond per call (see ``_drivers``)."""
+    ``scratch`` (float64, one per thread, zeroed by the caller) holds
+    :func:`~.layout.scratch_sizes`' floats, then its ints (the same 8 bytes, viewed as
+    int64); no problem reads a scratch value it has not written (the problems of a range
+    share one scratch). The caller allocates it so that this function allocates nothing
+    either: it then runs without numba's reference counting, whose atomic increments for
+    the few dozen views carved here cost about a microsecond per call (see ``_drivers``).
+    Zeroed by ``np.zeros``, a large collision scratch costs only the pages it touches."""
     fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack(ibuf, fbuf)
     T = tgt_i.shape[0]
     cf = read_config(cfg, icfg, T)
@@ -375,8 +377,6 @@ def solve_range(
     m = rows.shape[0]
     n = fdata.shape[0]
     size = scratch_len(n, nq, nv, m, cf.na, T)
-    for k in range(scratch.shape[0]):
-        scratch[k] = 0.0
     nf = scratch_floats(size, cf.na, nv, nq, cfg, icfg, COLLISION_ON)
     ws = scratch[:nf]
     iws = scratch[nf:].view(np.int64)

@@ -215,7 +215,7 @@ class _Single:
         out = np.empty(self.shape)
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
         self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, _NO_HISTORY_Q,
-                    _NO_HISTORY_E, np.empty(self.scratch), 0, 1)  # fmt: skip
+                    _NO_HISTORY_E, np.zeros(self.scratch), 0, 1)  # fmt: skip
         row = out[0]
         i = self.info
         status, iters, restarts, _, reach, clear = row[i : i + L.R_SIZE].tolist()
@@ -327,19 +327,19 @@ def run(
     ib, fb = tpl.ibuf, tpl.fbuf
     ns = tpl.scratch[0] + tpl.scratch[1]
     if B < PARALLEL_MIN and compiled(kernel):
-        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns), 0, B)
+        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns), 0, B)
     else:
         first = 0  # problems solved before the machine code is ready (tiered start)
         if not collide and not compiled(kernel) and method in INTERPRETABLE:
             build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
-            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns))
+            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns))
             first = interpret_first(kernel, build, args, B, opts.budget)
         if first < B:
             with notice(kernel), progress(B - first, "ik") as tick:  # a bar on stderr after 2 s
 
                 def part(a: int, b: int) -> None:
                     # Scratch per call: chunks run on several threads at once.
-                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.empty(ns),
+                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns),
                            first + a, first + b)  # fmt: skip
                     tick(b - a)
 
