@@ -387,3 +387,40 @@ def test_view_returning_layout_readers_are_inlined() -> None:
     swing-twist solve). Inlined, each caller counts its own views."""
     for fn in (L.read_config, L.carve, L.read_collision, L.carve_collision, L.unpack):
         assert fn.targetoptions.get("inline") == "always", fn.__name__
+
+
+def test_threads_solving_different_models_never_mix_their_plans(panda: Model) -> None:
+    """Options, templates and single-pose plans are remembered for the last call, matched
+    by model and options and replaced whole: two threads solving different robots with
+    different tolerances at once each get their own (``q`` of their robot, their
+    tolerance honoured)."""
+    import sys
+    import threading
+
+    ur5 = kinetree.load("ur5")
+    work = [(panda, panda.fk(panda.random_configuration(40, rng=1)), 1e-10),
+            (ur5, ur5.fk(ur5.random_configuration(40, rng=2)), 1e-2)]  # fmt: skip
+    for m, Ts, tol in work:
+        m.ik(Ts[0], time_budget=None, tol=tol)  # compiled, plans made
+    bad: list[str] = []
+
+    def run(m: Model, Ts: np.ndarray, tol: float) -> None:
+        for _ in range(5):
+            for T in Ts:
+                r = m.ik(T, time_budget=None, tol=tol)  # options differ per thread too
+                if r.q.shape != (m.nq,) or (
+                    r.success and not (r.position_error[0] <= tol and r.orientation_error[0] <= tol)
+                ):
+                    bad.append(m.name)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=w) for w in work]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not bad

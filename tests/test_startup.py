@@ -63,7 +63,7 @@ def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], _Never]]:
         monkeypatch.setenv(C.TIERED_ENV, "1")
         # A process never sees a compiled driver become uncompiled: forget the plan of
         # the last single pose, which is made only once its driver has run.
-        sys.modules["kinetree.ik.solve"]._LAST_SINGLE[:] = [None] * 4
+        sys.modules["kinetree.ik.solve"]._LAST_SINGLE[0] = (None,) * 4
         proc = _Never()
         for k in _kernels():
             C._SEEN.discard(id(k))

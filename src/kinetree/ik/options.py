@@ -405,7 +405,9 @@ _RESOLVED: dict[Any, IKOptions] = {}
 #: The last keyword options made only of immutable scalars, as ``((name, value), ...)``,
 #: and their IKOptions: a loop that passes the same objects again (``tol=1e-6`` in a
 #: loop body is one constant object) is answered by identity, 0.4 us instead of 1.5.
-_LAST: list[Any] = [(), DEFAULT_OPTIONS]
+#: One tuple ``(items, opts)``, read and replaced whole: a thread never pairs its own
+#: items with the options another thread remembered meanwhile.
+_LAST: list[tuple[tuple[tuple[str, Any], ...], IKOptions]] = [((), DEFAULT_OPTIONS)]
 _SCALARS = frozenset({float, int, bool, str, type(None)})
 _MISSING = object()
 
@@ -425,13 +427,13 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
     caller); remembered per distinct set of values."""
     if not options:
         return DEFAULT_OPTIONS
-    last = _LAST[0]
+    last, last_opts = _LAST[0]
     if len(last) == len(options):
         for k, v in last:
             if options.get(k, _MISSING) is not v:
                 break
         else:
-            return _LAST[1]
+            return last_opts
     try:
         key = tuple((k, _freeze(v)) for k, v in options.items())
         found = _RESOLVED.get(key)
@@ -459,4 +461,4 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
     """Keep ``options`` for the identity check of :func:`resolve` when every value is an
     immutable scalar (the same object is then the same value)."""
     if all(type(v) in _SCALARS for v in options.values()):
-        _LAST[:] = [tuple(options.items()), opts]
+        _LAST[0] = (tuple(options.items()), opts)

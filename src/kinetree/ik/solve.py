@@ -74,7 +74,7 @@ def solve(
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
     if type(target) is np.ndarray and target.shape == (4, 4):
-        last = _LAST_SINGLE
+        last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
         plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
         if plan is None:
             plan = _single_plan(model, frame, opts)
@@ -147,16 +147,18 @@ _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
 _NO_POINT = np.zeros((1, 3))
 _PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
 _NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
-#: The last plain template handed out, by identity of model and options: (model, opts,
-#: frame, position, template). It keeps one model alive, as its template does anyway.
-_LAST_PLAIN: list[Any] = [None, None, None, None, None]
+#: The last plain template handed out, by identity of model and options: one tuple
+#: (model, opts, frame, position, template), read and replaced whole so that threads
+#: never see one call's model with another's template. It keeps one model alive, as its
+#: template does anyway.
+_LAST_PLAIN: list[tuple[Any, ...]] = [(None, None, None, None, None)]
 
 
 def _plain_template(
     model: Model, frame: str | None, opts: IKOptions, position: bool = False
 ) -> Template:
     """The cached template of one plain pose (or ``position``) target on ``frame``."""
-    last = _LAST_PLAIN
+    last = _LAST_PLAIN[0]
     if last[0] is model and last[1] is opts and last[2] is frame and last[3] is position:
         return last[4]  # a control loop or animation repeats the same call
     cache = _PLAIN.get(model)
@@ -173,7 +175,7 @@ def _plain_template(
         if len(cache) >= 64:
             cache.clear()
         cache[key] = tpl
-    _LAST_PLAIN[:] = [model, opts, frame, position, tpl]
+    _LAST_PLAIN[0] = (model, opts, frame, position, tpl)
     return tpl
 
 
@@ -234,8 +236,9 @@ class _Single:
         return result
 
 
-#: The last single-pose plan: (model, opts, frame, plan), matched by identity.
-_LAST_SINGLE: list[Any] = [None, None, None, None]
+#: The last single-pose plan: one tuple (model, opts, frame, plan), matched by identity,
+#: read and replaced whole (thread-safe under the GIL).
+_LAST_SINGLE: list[tuple[Any, ...]] = [(None, None, None, None)]
 
 
 def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | None:
@@ -249,7 +252,7 @@ def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | 
     if not compiled(kernel):
         return None
     plan = _Single(tpl, kernel, opts)
-    _LAST_SINGLE[:] = [model, opts, frame, plan]
+    _LAST_SINGLE[0] = (model, opts, frame, plan)
     return plan
 
 
