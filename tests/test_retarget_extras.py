@@ -11,26 +11,13 @@ import numpy as np
 import pytest
 
 import kinetree
+from ik_helpers import SWING
 from kinetree.anim import Motion, self_collision_frames
 from kinetree.anim.dataset import Job, retarget_folder, retarget_job
 from kinetree.errors import InvalidValueError, UnsupportedError
 
 DATA = Path(__file__).parent / "data" / "bvh"
 CMU = DATA / "cmu_12_01_walk.bvh"
-
-# A base sphere off to -x and a sphere on a link two revolute joints away, swung about
-# z on a 0.5 m arm: they overlap where the arm points within 2 asin(0.2) of -x.
-SWING = """<robot name="swing">
-  <link name="base"><collision><origin xyz="{x} 0 0"/><geometry><sphere radius="0.1"/>
-  </geometry></collision></link>
-  <link name="l1"/>
-  <link name="l2"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/>
-  </geometry></collision></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
-    <limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/>
-    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>"""
 
 
 def _swing(tmp_path: Path, x: float) -> tuple[Motion, np.ndarray]:

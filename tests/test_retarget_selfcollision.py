@@ -13,6 +13,7 @@ import pytest
 
 import kinetree
 import kinetree.geometry as geo
+from ik_helpers import SWING
 from kinetree.anim import load_robot, self_collision_frames
 from kinetree.anim.retarget_quality import rest_overlaps
 
@@ -122,19 +123,6 @@ def test_the_walk_on_the_g1() -> None:
     assert worst >= 0.0
 
 
-SWING = """<robot name="swing">
-  <link name="base"><collision><origin xyz="-0.5 0 0"/><geometry><sphere radius="0.1"/>
-  </geometry></collision></link>
-  <link name="l1"/>
-  <link name="l2"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/>
-  </geometry></collision></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
-    <limit lower="-10" upper="10" effort="1" velocity="1"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/>
-    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-</robot>"""
-
-
 def test_collision_ik_leaves_a_collision_deeper_than_one_step(tmp_path: Path) -> None:
     # l2's sphere sits at angle j1 + j2 on a 0.5 m circle; the base's at angle pi. The
     # target turns l2 to pi - 0.1 (centres 2 * 0.5 * sin(0.05) apart: 150 mm inside), and
@@ -142,7 +130,7 @@ def test_collision_ik_leaves_a_collision_deeper_than_one_step(tmp_path: Path) ->
     # (0.3 rad per joint... but the two joints share it); the clear configurations are
     # off target, so the solve must keep a clear iterate over the start.
     path = tmp_path / "swing.urdf"
-    path.write_text(SWING)
+    path.write_text(SWING.format(x=-0.5))
     model = kinetree.load(path)
     a = np.pi - 0.1
     R = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])

@@ -363,7 +363,7 @@ def solve_range(
     Problem ``b`` draws its restarts from ``seed + b``.
 
     ``scratch`` (float64, one per thread, zeroed by the caller) holds
-    :func:`~.layout.scratch_sizes`' floats, then its ints (the same 8 bytes, viewed as
+    the floats of :func:`~.layout.driver_scratch_len`, then its ints (the same 8 bytes, viewed as
     int64); no problem reads a scratch value it has not written (the problems of a range
     share one scratch). The caller allocates it so that this function allocates nothing
     either: it then runs without numba's reference counting, whose atomic increments for

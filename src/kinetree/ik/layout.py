@@ -314,11 +314,12 @@ IW_RNG = 2
 IW_SIZE = 3
 
 
-def scratch_sizes(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> tuple[int, int]:
-    """``(floats, ints)`` of scratch one driver call (``ik._loop.solve_range``) needs for
-    :func:`pack`'s buffers: :func:`carve`'s and, with a collision block,
-    :func:`carve_collision`'s (read here in Python, once per template). The driver takes
-    them as one float64 buffer of ``floats + ints`` (the ints viewed as int64)."""
+def driver_scratch_len(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> int:
+    """Length of the one float64 scratch buffer a driver call (``ik._loop.solve_range``)
+    needs for :func:`pack`'s buffers: :func:`carve`'s floats and, with a collision block,
+    :func:`carve_collision`'s, then the ints (``IW_*``, the collision block's), each in
+    one float's 8 bytes (read here in Python, once per template; the kernel finds where
+    the ints start with :func:`scratch_floats`)."""
     fdata, _, _, tgt_i, rows, cfg, icfg = unpack.py_func(ibuf, fbuf)
     T = tgt_i.shape[0]
     cf = read_config.py_func(cfg, icfg, T)
@@ -330,7 +331,7 @@ def scratch_sizes(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> tuple[int, int
         nf, ni = collision_scratch_size(ck.spheres.shape[0], ck.pairs.shape[0], nv, nq, cf.na)
         floats += nf
         ints += ni
-    return int(floats), int(ints)
+    return int(floats + ints)
 
 
 @njit(cache=True, inline="always")

@@ -70,8 +70,8 @@ class Template:
     #: The packed scene of a collision-aware solve (``kinetree.collision.CollisionTables``),
     #: None without collision checks.
     collision: Any = None
-    #: ``(floats, ints)`` of scratch one driver call needs (``layout.scratch_sizes``).
-    scratch: tuple[int, int] = (0, 0)
+    #: Length of the float64 scratch one driver call needs (``layout.driver_scratch_len``).
+    scratch: int = 0
 
     @property
     def method(self) -> str:
@@ -259,7 +259,7 @@ def template(
         rows=rows, nodes=fk_nodes, active=active, active_idx=act_idx, lo=lo, hi=hi,
         sample_lo=slo, sample_hi=shi, rest=rest, rest_gain=rest_gain,
         has_swing_twist=bool(limits_on and st_i[0] > 0), ibuf=ibuf, fbuf=fbuf, collision=coll,
-        scratch=L.scratch_sizes(ibuf, fbuf, nq),
+        scratch=L.driver_scratch_len(ibuf, fbuf, nq),
     )  # fmt: skip
 
 

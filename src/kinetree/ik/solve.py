@@ -27,7 +27,7 @@ from . import layout as L
 from ._drivers import cached_driver, driver
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
-from .result import IKResult, make_result, message, one_result, with_clearance
+from .result import IKResult, make_result, one_result, with_clearance
 from .targets import Pose, Position, encode_plain
 
 __all__ = ["run", "solve", "solve_all"]
@@ -186,20 +186,17 @@ class _Single:
     options and frame thousands of times; this path spends about 2 us of Python around
     the driver where the general one spends 5 (``docs/benchmarks.md``)."""
 
-    __slots__ = ("collide", "fbuf", "frames", "ibuf", "info", "kernel", "method", "neutral",
-                 "nq", "opts", "scratch", "seed", "shape", "tpl")  # fmt: skip
+    __slots__ = ("fbuf", "ibuf", "kernel", "neutral", "nq", "opts", "scratch", "seed", "shape",
+                 "tpl")  # fmt: skip
 
     def __init__(self, tpl: Template, kernel: Any, opts: IKOptions) -> None:
         nq = tpl.model.nq
         self.tpl, self.kernel, self.opts, self.nq = tpl, kernel, opts, nq
         self.ibuf, self.fbuf = tpl.ibuf, tpl.fbuf
-        self.info = L.info_offset(nq, 1)
         self.shape = (1, L.result_size(nq, 1))
         self.neutral = _q0_rows(tpl.model, None, 1)
         self.seed = opts.seed if opts.rng is None else None
-        self.frames, self.method = tpl.frames, tpl.method
-        self.collide = tpl.collision is not None
-        self.scratch = tpl.scratch[0] + tpl.scratch[1]
+        self.scratch = tpl.scratch
 
     def solve(self, P: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve the (4, 4) pose ``P`` from ``q0`` (None: neutral)."""
@@ -218,22 +215,7 @@ class _Single:
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
         self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, _NO_HISTORY_Q,
                     _NO_HISTORY_E, np.zeros(self.scratch), 0, 1)  # fmt: skip
-        row = out[0]
-        i = self.info
-        status, iters, restarts, _, reach, clear = row[i : i + L.R_SIZE].tolist()
-        if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
-            raise_status(int(status))
-        ok = status == L.ST_OK
-        reachable = reach != 0.0
-        its, rs = int(iters), int(restarts)
-        result = IKResult(
-            row[:nq], ok, row[nq : nq + 1], row[nq + 1 : nq + 2], its, rs,
-            time.perf_counter() - t0, message(ok, reachable, its, rs), reachable, None, None,
-            self.frames, self.method,
-        )  # fmt: skip
-        if self.collide:
-            with_clearance(result, clear, status == L.ST_IN_COLLISION)
-        return result
+        return _single(self.tpl, out[0], nq, 1, _NO_HISTORY_Q, _NO_HISTORY_E, 0, t0)
 
 
 #: The last single-pose plan: one tuple (model, opts, frame, plan), matched by identity,
@@ -328,7 +310,7 @@ def run(
     collide = tpl.collision is not None
     kernel = cached_driver(method, tpl.has_swing_twist, collide)
     ib, fb = tpl.ibuf, tpl.fbuf
-    ns = tpl.scratch[0] + tpl.scratch[1]
+    ns = tpl.scratch
     if B < PARALLEL_MIN and compiled(kernel):
         kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns), 0, B)
     else:
