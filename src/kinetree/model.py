@@ -400,6 +400,15 @@ class Model:
                 out[vi[k] : vi[k] + 3] = int(JointType.BALL)
         return _frozen(out)
 
+    @property
+    def length_scale(self) -> float:
+        """The model's length unit per metre [model units / m]: 1 for a model in metres
+        (URDF, MJCF, the built-ins). IK weighs position errors against rotation errors
+        [rad] in units of it, so that a solve takes the same steps whatever unit a file
+        was written in. A BVH file does not state its unit: its loader sets this from the
+        skeleton's size (``metadata["length_scale"]``; see :func:`kinetree.read_bvh`)."""
+        return float(self.metadata.get("length_scale", 1.0))
+
     def moves(self, node: int) -> bool:
         """Whether ``node``'s own joint moves with a DoF (not fixed, has a coordinate)."""
         return bool(self.joint_type[node] != JointType.FIXED and self.q_index[node] >= 0)

@@ -45,7 +45,7 @@ from ..collision._kernels import (
 from ..collision.layout import OUT_DISTANCE, OUT_EXACT
 from ..kinematics._kernels import fk_nodes
 from ._steps import integrate
-from ._tasks import assemble
+from ._tasks import assemble, scale_columns, to_coordinates
 from .layout import Collision, CollisionWork, Config, Work
 from .qp import QP_INFEASIBLE, QP_OK, qp_solve
 
@@ -111,7 +111,7 @@ def penalised(bad: float, d: float, margin: float, tol: float) -> float:
 @njit(cache=True, inline="always")
 def collision_update(
     cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
-    idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
 ) -> bool:  # fmt: skip
     """One DLS step with distance rows (see the module doc); False when no step can be
     taken (the attempt ends). ``cw.out`` holds the pairs at the current ``q``."""
@@ -120,7 +120,10 @@ def collision_update(
     J, e, q, act, act_q = w.J, w.e, w.q, cf.active, cf.active_q
     H, g, lb, ub, x = cw.H, cw.g, cw.lb, cw.ub, cw.x
     G, bq, out, grad = cw.G, cw.bq, cw.out, cw.grad
-    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3)
+    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3,
+             cf.inv_length)
+    if cf.units:
+        scale_columns(J, cf.unit, act_q)
     E = 0.0
     for r in range(m):
         if not np.isfinite(e[r]):
@@ -147,12 +150,14 @@ def collision_update(
     cap = min(cf.max_joint_step, ck.max_step)
     lo, hi = cf.lo, cf.hi
     for kk in range(na):
+        # Bounds of the step in each coordinate's unit (see scale_columns).
+        k = act_q[kk]
+        u = 1.0 if k < 0 else cf.unit[k]
         a = -cap
         b = cap
-        k = act_q[kk]
         if cf.limits and k >= 0:
-            a = max(a, lo[k] - q[k])
-            b = min(b, hi[k] - q[k])
+            a = max(a, (lo[k] - q[k]) / u)
+            b = min(b, (hi[k] - q[k]) / u)
         lb[kk] = min(a, 0.0) / step
         ub[kk] = max(b, 0.0) / step
     keep = ck.margin + ck.buffer
@@ -164,6 +169,10 @@ def collision_update(
         distance_gradient(fdata, idata, w.W, out[p], w.J6, grad)
         for kk in range(na):
             G[nr, kk] = grad[act[kk]] * step
+        if cf.units:
+            for kk in range(na):
+                if act_q[kk] >= 0:
+                    G[nr, kk] *= cf.unit[act_q[kk]]
         bq[nr] = keep - d
         nr += 1
     status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
@@ -180,6 +189,8 @@ def collision_update(
     for kk in range(na):
         if not np.isfinite(x[kk]):
             return False
+    if cf.units:
+        to_coordinates(x, cf.unit, act_q)
     # The rows are linear in dq; a pair's distance is not (another sphere of the link
     # may come closest). From an iterate near contact, a step that leaves the clearance
     # worse than it was (or below the margin, from above it) is halved, up to BACKTRACKS

@@ -142,6 +142,19 @@ def check_reach(cf: Config, w: Work) -> tuple[bool, bool]:
 
 
 @njit(cache=True, inline="always")
+def rest_pull(cf: Config, bad: float, prev: float, it: int) -> float:
+    """The gain of this iteration's null-space pull toward the rest pose (0: none).
+
+    The rest pose may never keep the targets from being met: the pull is skipped in an
+    iteration after one that did not halve the task's badness (a pull too large for the
+    linearised null space, near a singularity, shows there), and in the second half of
+    an attempt the task converges alone."""
+    if cf.rest_gain <= 0.0 or 2 * it > cf.max_iter or bad > 0.5 * prev:
+        return 0.0
+    return cf.rest_gain
+
+
+@njit(cache=True, inline="always")
 def record(w: Work, hist_q: np.ndarray, hist_e: np.ndarray, row: int) -> int:
     """Append the iterate and its largest errors to the history; the next free row."""
     if row >= hist_q.shape[0]:
@@ -278,6 +291,7 @@ def solve_one(
         best_attempt = np.inf
         stall = 0
         it = 0
+        prev = np.inf
         while True:
             fk_nodes(q, fdata, idata, nodes, w.W)
             if total_iter == 0 and it == 0 and attempt == 0:
@@ -309,8 +323,10 @@ def solve_one(
             total_iter += 1
             if SWING_TWIST_ON:
                 copy(q, w.q_prev)
-            if not update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, bad):
+            if not update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows,
+                          rest_pull(cf, bad, prev, it)):  # fmt: skip
                 break
+            prev = bad
             if SWING_TWIST_ON:
                 project_swing_twist(cf, w, fdata, False)
         if status == ST_OK:

@@ -6,8 +6,10 @@ their limits, :func:`step_dls`). :func:`jacobian_update` wraps any rule with wha
 of them share: assembling the system, seed 001's normalised task step, the null-space
 pull toward the rest pose, the joint-step cap and the integration within limits. CCD
 is an update of its own (:func:`ccd_update`); both have the signature the loop calls,
-``update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, bad) -> bool`` (``ck``, ``cw``:
-the collision block and its scratch, which only :mod:`._collide`'s update reads).
+``update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, pull) -> bool`` (``ck``, ``cw``:
+the collision block and its scratch, which only :mod:`._collide`'s update reads;
+``pull``: the gain of this iteration's pull toward the rest pose, 0 for none, decided by
+the loop).
 
 Adding a step rule: write ``step_x(cf, w, rows)`` that fills ``w.dq[:na]`` (scratch in
 ``w.A`` and ``w.y``), and name it in ``_drivers.RULES`` and ``options.KERNEL_METHODS``.
@@ -40,7 +42,7 @@ from ..kinematics.layout import (
 )
 from ._linalg import damped_solve, dls_solve
 from ._manifold import clamp_angle, log_between, quat_step
-from ._tasks import assemble, target_point
+from ._tasks import assemble, scale_columns, target_point, to_coordinates
 from .layout import (
     BA_KK,
     BA_NODE,
@@ -350,19 +352,21 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     dls_solve(J, e, lam, dq, A, y)
     if not cf.limits:
         return
-    cap = cf.max_joint_step
+    unit = cf.unit  # dq is in units of each coordinate's unit (see scale_columns)
     for _pass in range(3):
         pinned = False
         for kk in range(na):
             k = act[kk]
             if k < 0:
                 continue  # a quaternion's angular DoF: its cone is enforced on integration
-            qn = q[k] + step * dq[kk]
+            u = unit[k]
+            qn = q[k] + step * dq[kk] * u
             if qn < lo[k] or qn > hi[k]:
                 # Pinned at the limit, or short of it by the per-iteration joint bound:
                 # a pinned joint moves at most max_joint_step too.
+                cap = cf.max_joint_step * u
                 lim_k = max(lo[k], q[k] - cap) if qn < lo[k] else min(hi[k], q[k] + cap)
-                dk = lim_k - q[k]
+                dk = (lim_k - q[k]) / u
                 for r in range(m):
                     e[r] -= J[r, kk] * dk
                     J[r, kk] = 0.0
@@ -422,13 +426,16 @@ def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float, fdata: np
 @njit(cache=True, inline="always")
 def jacobian_update(
     cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
-    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
 ) -> bool:  # fmt: skip
     """One Jacobian iteration with step ``rule``; False when the step is not finite."""
     na = cf.na
     m = rows.shape[0]
     J, e, dq, z, nz, pinned, q, act = w.J, w.e, w.dq, w.z, w.nz, w.pinned, w.q, cf.active
-    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3)
+    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3,
+             cf.inv_length)
+    if cf.units:
+        scale_columns(J, cf.unit, cf.active_q)
     for r in range(m):
         if not np.isfinite(e[r]):
             return False  # FK is not finite here: no step can be taken
@@ -443,16 +450,17 @@ def jacobian_update(
     for kk in range(na):
         pinned[kk] = 0.0
     apply_rule(cf, w, rows)
-    if cf.rest_gain > 0.0 and bad > 10.0:
-        # The pull toward the rest pose shapes the approach; within 10x of the
-        # tolerance it stops so the last iterations converge at full speed. It never
-        # moves a joint the active set pinned (that motion is not in the null space).
+    if pull > 0.0:
+        # The pull toward the rest pose, projected into the null space of the task: with
+        # gain 1 the step of a Gauss-Newton method for the rest pose closest to the
+        # solutions. It never moves a joint the active set pinned (that motion is not in
+        # the null space); the loop turns it off where it would slow the task down.
         rest = cf.rest
-        gain = cf.rest_gain
+        gain = pull
         act_q = cf.active_q
         for kk in range(na):
             k = act_q[kk]
-            z[kk] = 0.0 if pinned[kk] != 0.0 or k < 0 else gain * (rest[k] - q[k])
+            z[kk] = 0.0 if pinned[kk] != 0.0 or k < 0 else gain * (rest[k] - q[k]) / cf.unit[k]
         balls = cf.balls
         for b in range(balls.shape[0]):
             kk = balls[b, BA_KK]
@@ -464,11 +472,14 @@ def jacobian_update(
             if pinned[kk] == 0.0:
                 dq[kk] += nz[kk]
     step = cf.step
+    # The bound holds in each coordinate's unit (a prismatic joint's in the length scale).
     mx = 0.0
     for kk in range(na):
         if not np.isfinite(dq[kk]):
             return False
         mx = max(mx, abs(dq[kk]) * step)
+    if cf.units:
+        to_coordinates(dq, cf.unit, cf.active_q)
     sc = step
     if mx > cf.max_joint_step:
         sc = step * cf.max_joint_step / mx
@@ -479,7 +490,7 @@ def jacobian_update(
 @njit(cache=True, inline="always")
 def ccd_update(
     cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
-    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, bad: float,
+    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
 ) -> bool:  # fmt: skip
     """One CCD sweep (CCD has no linear system)."""
     ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.active_q,

@@ -274,10 +274,14 @@ def assemble(
     J: np.ndarray,
     e: np.ndarray,
     p: np.ndarray,
+    inv_length: float,
 ) -> None:
     """Weighted stacked error ``e`` (m) and Jacobian ``J`` (m x n_active) of all targets.
 
-    ``rows[r] = (target, component)``; the weight of a row is ``tgt_f[t, T_W_POS + c]``.
+    ``rows[r] = (target, component)``; the weight of a row is ``tgt_f[t, T_W_POS + c]``,
+    times ``inv_length`` for a position row: errors in the model's length unit are
+    weighed in units of its length scale (``Model.length_scale``; 1 for a model in
+    metres), so that a step does not depend on the unit a file was written in.
     """
     m = rows.shape[0]
     na = act.shape[0]
@@ -300,9 +304,34 @@ def assemble(
                     J6[4, k] -= ay * d
                     J6[5, k] -= az * d
         w = tgt_f[t, T_W_POS + c]
+        if c < 3:
+            w *= inv_length
         e[r] = w * err6[t, c]
         for k in range(na):
             J[r, k] = w * J6[c, act[k]]
+
+
+@njit(cache=True, inline="always")
+def scale_columns(J: np.ndarray, unit: np.ndarray, act_q: np.ndarray) -> None:
+    """Each active coordinate's Jacobian column times its unit (``Config.unit``): the
+    step is then solved for ``dq / unit``, so that a prismatic joint's length counts in
+    the model's length scale against the angles, whatever unit the model is written in.
+    :func:`to_coordinates` turns such a step back."""
+    for kk in range(act_q.shape[0]):
+        k = act_q[kk]
+        if k >= 0 and unit[k] != 1.0:
+            u = unit[k]
+            for r in range(J.shape[0]):
+                J[r, kk] *= u
+
+
+@njit(cache=True, inline="always")
+def to_coordinates(dq: np.ndarray, unit: np.ndarray, act_q: np.ndarray) -> None:
+    """A step solved over :func:`scale_columns`' columns, in coordinate units."""
+    for kk in range(act_q.shape[0]):
+        k = act_q[kk]
+        if k >= 0:
+            dq[kk] *= unit[k]
 
 
 @njit(cache=True)

@@ -67,12 +67,14 @@ C_REST_GAIN = 6  # null-space gain toward the rest pose
 C_CUTOFF = 7  # relative singular value cut-off (pinv, sdls)
 C_TASK_STEP = 8  # seed 001's normalised step: |e| clipped to this length; <= 0: off
 C_MAX_JOINT_STEP = 9  # largest change of one joint per iteration [rad or m]
-C_HEAD = 10
+C_INV_LENGTH = 10  # 1 / the model's length scale: weighs position rows against rotation rows
+C_HEAD = 11
 # Blocks after the head, in order: lo, hi (limits, nq each), sample_lo, sample_hi
 # (finite bounds for restarts, nq each; NaN: a restart keeps the start value), rest
-# (nq), reach (T), swing-twist floats.
-B_LO, B_HI, B_SAMPLE_LO, B_SAMPLE_HI, B_REST = range(5)
-N_Q_BLOCKS = 5
+# (nq), unit (nq: the model's length scale for a prismatic coordinate, 1 for an angle;
+# a step counts a coordinate in these units), reach (T), swing-twist floats.
+B_LO, B_HI, B_SAMPLE_LO, B_SAMPLE_HI, B_REST, B_UNIT = range(6)
+N_Q_BLOCKS = 6
 
 # --- config: int scalars, then blocks ---------------------------------------------------------
 N_MAX_ITER = 0  # iterations per attempt
@@ -86,7 +88,8 @@ N_STALL = 7  # restart after this many iterations without 1 % progress
 N_NQ = 8
 N_NV = 9
 N_COLLISION = 10  # where the collision block starts in icfg (see below); 0: no collision check
-N_HEAD = 11
+N_UNITS = 11  # 1: an active coordinate's unit is not 1 (steps rescale its column)
+N_HEAD = 12
 # Blocks after the head, in order: active (na, indices into the motion), active_q (na,
 # the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
 # dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
@@ -177,8 +180,8 @@ def write_config(
 Config = namedtuple(
     "Config",
     "tol_p tol_r step damping lambda_min budget rest_gain cutoff task_step max_joint_step "
-    "max_iter restarts limits pinv_form record na clamp stall "
-    "lo hi sample_lo sample_hi rest reach st_f active active_q dof_node pivot balls st_i",
+    "inv_length max_iter restarts limits pinv_form record na clamp stall units "
+    "lo hi sample_lo sample_hi rest unit reach st_f active active_q dof_node pivot balls st_i",
 )
 Config.__doc__ = "The settings of one solve, read from ``(cfg, icfg)`` (see the module doc)."
 
@@ -195,6 +198,7 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     sample_lo = cfg[o + 2 * nq : o + 3 * nq]
     sample_hi = cfg[o + 3 * nq : o + 4 * nq]
     rest = cfg[o + 4 * nq : o + 5 * nq]
+    unit = cfg[o + 5 * nq : o + 6 * nq]
     o += N_Q_BLOCKS * nq
     reach = cfg[o : o + T]
     st_f = cfg[o + T :]
@@ -211,10 +215,10 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     return Config(
         cfg[C_TOL_P], cfg[C_TOL_R], cfg[C_STEP], cfg[C_DAMPING], cfg[C_LAMBDA_MIN],
         cfg[C_BUDGET], cfg[C_REST_GAIN], cfg[C_CUTOFF], cfg[C_TASK_STEP],
-        cfg[C_MAX_JOINT_STEP],
+        cfg[C_MAX_JOINT_STEP], cfg[C_INV_LENGTH],
         icfg[N_MAX_ITER], icfg[N_RESTARTS], icfg[N_LIMITS] != 0, icfg[N_PINV_FORM],
-        icfg[N_RECORD], na, icfg[N_CLAMP] != 0, icfg[N_STALL],
-        lo, hi, sample_lo, sample_hi, rest, reach, st_f, active, active_q, dof_node, pivot,
+        icfg[N_RECORD], na, icfg[N_CLAMP] != 0, icfg[N_STALL], icfg[N_UNITS] != 0,
+        lo, hi, sample_lo, sample_hi, rest, unit, reach, st_f, active, active_q, dof_node, pivot,
         balls, st_i,
     )  # fmt: skip
 

@@ -199,6 +199,10 @@ def template(
     act_q, balls, keep = _quaternion_layout(model, act_idx)
     slo, shi = slo.copy(), shi.copy()
     slo[keep] = shi[keep] = np.nan  # restarts keep q0's value (a free joint's position)
+    length = model.length_scale
+    unit = np.ones(nq)
+    unit[_prismatic_coordinates(model)] = length
+    units_on = bool(np.any(unit[act_q[act_q >= 0]] != 1.0))
     cfg, icfg = L.write_config(
         {
             L.C_TOL_P: opts.tol[0],
@@ -211,6 +215,7 @@ def template(
             L.C_CUTOFF: opts.cutoff,
             L.C_TASK_STEP: opts.normalized_step or 0.0,
             L.C_MAX_JOINT_STEP: opts.max_joint_step,
+            L.C_INV_LENGTH: 1.0 / length,
         },
         {
             L.N_MAX_ITER: opts.iterations,
@@ -222,8 +227,9 @@ def template(
             L.N_STALL: opts.stall_iter,
             L.N_NQ: nq,
             L.N_NV: nv,
+            L.N_UNITS: int(units_on),
         },
-        (lo, hi, slo, shi, rest),
+        (lo, hi, slo, shi, rest, unit),
         reach,
         st_f,
         act_idx,
@@ -274,6 +280,13 @@ def _collision_tables(model: Model, opts: IKOptions) -> Any:
             f"({model.name!r}); make one with kinetree.collision.collision_model(model)"
         )
     return cm.tables(opts.obstacles, opts.self_pairs, opts.ignore)
+
+
+def _prismatic_coordinates(model: Model) -> np.ndarray:
+    """Indices into ``q`` of the prismatic joints' coordinates (lengths, not angles)."""
+    jt, qi = model.joint_type, model.q_index
+    return np.array([qi[k] for k in range(model.n_nodes) if jt[k] == JointType.PRISMATIC
+                     and qi[k] >= 0], dtype=np.int64)  # fmt: skip
 
 
 def _quaternion_layout(

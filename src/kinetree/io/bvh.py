@@ -693,6 +693,22 @@ def node_order(channels: Sequence[str]) -> tuple[str, ...]:
     )
 
 
+#: The size a skeleton of unknown unit is taken to have [m]: a standing human's height.
+FIGURE_SIZE = 1.7
+
+
+def _length_scale(joints: Sequence[BVHJoint]) -> float:
+    """The file's length units per metre, guessed: BVH does not state its unit, so the
+    skeleton's rest pose (its largest extent along an axis, End Sites included) is
+    taken to be :data:`FIGURE_SIZE` metres. It only sets how IK weighs position errors
+    against rotation errors (``Model.length_scale``); no length is changed."""
+    pos = np.zeros((len(joints), 3))
+    for k, j in enumerate(joints):
+        pos[k] = np.asarray(j.offset, dtype=np.float64) + (pos[j.parent] if j.parent >= 0 else 0.0)
+    size = float(np.max(np.ptp(pos, axis=0))) if len(joints) > 1 else 0.0
+    return size / FIGURE_SIZE if math.isfinite(size) and size > 0.0 else 1.0
+
+
 def _scaled(v: tuple[float, float, float], s: float) -> tuple[float, float, float]:
     return (v[0] * s, v[1] * s, v[2] * s)
 
@@ -895,6 +911,7 @@ def read_bvh(
     _check_lengths(parser, joints, values, rot, units)
     metadata: dict[str, object] = {
         "source": source, "format": "bvh", "scale": scale_f, "up": up, "positions": positions,
+        "length_scale": _length_scale(joints),
     }  # fmt: skip
     try:
         model = _build_model(
