@@ -120,8 +120,9 @@ def collision_update(
     J, e, q, act, act_q = w.J, w.e, w.q, cf.active, cf.active_q
     H, g, lb, ub, x = cw.H, cw.g, cw.lb, cw.ub, cw.x
     G, bq, out, grad = cw.G, cw.bq, cw.out, cw.grad
-    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3,
-             cf.inv_length)
+    assemble(
+        fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3, cf.inv_length
+    )
     if cf.units:
         scale_columns(J, cf.unit, act_q)
     E = 0.0

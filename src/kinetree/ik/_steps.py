@@ -432,8 +432,9 @@ def jacobian_update(
     na = cf.na
     m = rows.shape[0]
     J, e, dq, z, nz, pinned, q, act = w.J, w.e, w.dq, w.z, w.nz, w.pinned, w.q, cf.active
-    assemble(fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3,
-             cf.inv_length)
+    assemble(
+        fdata, idata, w.W, tgt_i, w.tgt, rows, w.err6, w.dirs, act, w.J6, J, e, w.p3, cf.inv_length
+    )
     if cf.units:
         scale_columns(J, cf.unit, cf.active_q)
     for r in range(m):
