@@ -107,3 +107,22 @@ def test_the_rest_pull_keeps_the_pose_nearer_the_rest_pose() -> None:
         assert free.success and pulled.success
         nearer += np.linalg.norm(pulled.q[6:] - rest[6:]) < np.linalg.norm(free.q[6:] - rest[6:])
     assert nearer >= len(frames) - 1
+
+
+def test_restarts_with_a_rest_pose_stay_near_it_when_a_target_is_out_of_reach() -> None:
+    """A hand target far beyond the arm: no configuration meets it, so ``auto`` spends its
+    restarts. With ``rest=`` they start near the rest pose, and the best effort is a pose
+    near it, not one of 96 random Euler angles."""
+    clip = kinetree.read_bvh(CLIPS[0])
+    m = clip.model
+    parts = find_body_parts(m)
+    targets = sparse_targets(m, clip.q[100], SIX)
+    hand = parts["wrist_r"]
+    targets[hand] = Position(np.asarray(targets[hand].xyz) + [60.0, 15.0, 0.0])
+    rest = m.neutral()
+    first = m.ik(targets, rest="neutral", restarts=0, time_budget=None)
+    kept = m.ik(targets, rest="neutral", restarts=30, time_budget=None)
+    assert not first.success and not kept.success
+    assert kept.restarts == 30
+    # uniform restarts left it 16.7 from the rest pose (the first attempt: 2.2)
+    assert np.linalg.norm(kept.q[6:] - rest[6:]) < 2 * np.linalg.norm(first.q[6:] - rest[6:])

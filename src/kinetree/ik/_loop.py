@@ -171,12 +171,24 @@ def record(w: Work, hist_q: np.ndarray, hist_e: np.ndarray, row: int) -> int:
     return row + 1
 
 
+#: With a rest pose, restart ``a`` starts ``min(1, a / REST_SPREAD)`` of the way from the
+#: rest pose to a uniform random configuration: the first restarts look near the pose
+#: the caller prefers (a character's 96 Euler angles drawn at random make no pose a
+#: person would take), later ones anywhere.
+REST_SPREAD = 8.0
+
+
 @njit(cache=True, inline="always")
-def random_start(cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np.ndarray) -> None:
-    """Active coordinates uniformly within the sampling bounds, or back at ``q0`` where
-    the bound is NaN (a free joint's position); active ball joints a random rotation
-    within their limit, or ``q0``'s rotation for a free joint's."""
+def random_start(
+    cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np.ndarray, attempt: int
+) -> None:
+    """Active coordinates uniformly within the sampling bounds (drawn toward the rest
+    pose in early restarts when one is set: :data:`REST_SPREAD`), or back at ``q0``
+    where the bound is NaN (a free joint's position); active ball joints a random
+    rotation within their limit, or ``q0``'s rotation for a free joint's."""
     q, act, lo, hi = w.q, cf.active_q, cf.sample_lo, cf.sample_hi
+    spread = min(1.0, attempt / REST_SPREAD) if cf.rest_gain > 0.0 else 1.0
+    rest = cf.rest
     for kk in range(cf.na):
         k = act[kk]
         if k < 0:
@@ -186,6 +198,8 @@ def random_start(cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np
             continue
         r = rand01(rng)
         q[k] = lo[k] * (1.0 - r) + hi[k] * r  # no overflow for limits near the float range
+        if spread < 1.0:
+            q[k] = rest[k] + spread * (q[k] - rest[k])
     balls = cf.balls
     for b in range(balls.shape[0]):
         s = balls[b, BA_Q]
@@ -200,7 +214,7 @@ def random_start(cf: Config, w: Work, fdata: np.ndarray, q0: np.ndarray, rng: np
 @njit(cache=True, inline="always")
 def clear_start(
     cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
-    idata: np.ndarray, nodes: np.ndarray, q0: np.ndarray, rng: np.ndarray,
+    idata: np.ndarray, nodes: np.ndarray, q0: np.ndarray, rng: np.ndarray, attempt: int,
 ) -> None:  # fmt: skip
     """:func:`random_start` that prefers collision-free starts: up to ``ck.seeds``
     draws, the first that clears ``margin + buffer`` (else the clearest) is kept."""
@@ -208,7 +222,7 @@ def clear_start(
     keep = ck.margin + ck.buffer
     best = -np.inf
     for _ in range(max(ck.seeds, 1)):
-        random_start(cf, w, fdata, q0, rng)
+        random_start(cf, w, fdata, q0, rng, attempt)
         fk_nodes(q, fdata, idata, nodes, w.W)
         d = final_clearance(ck, cw, w.W)
         if d > best:
@@ -339,9 +353,9 @@ def solve_one(
             break
         attempt += 1
         if COLLISION_ON:
-            clear_start(cf, w, ck, cw, fdata, idata, nodes, q0, rng)
+            clear_start(cf, w, ck, cw, fdata, idata, nodes, q0, rng, attempt)
         else:
-            random_start(cf, w, fdata, q0, rng)
+            random_start(cf, w, fdata, q0, rng, attempt)
         if SWING_TWIST_ON:
             project_swing_twist(cf, w, fdata, True)
     copy(w.best_q, out[:nq])
