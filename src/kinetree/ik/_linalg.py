@@ -50,26 +50,51 @@ def cholesky_solve(A: np.ndarray, n: int, b: np.ndarray, x: np.ndarray) -> bool:
     return True
 
 
-@njit(cache=True)
-def damped_solve(
-    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
-) -> bool:
-    """``dq = J^T (J J^T + lam I)^-1 e`` (= ``(J^T J + lam I)^-1 J^T e``), smaller side.
+@njit(cache=True, inline="always")
+def gram_rows(J: np.ndarray, A: np.ndarray, rows: np.ndarray, tcols: np.ndarray) -> None:
+    """``A = J J^T`` (lower triangle) by row dot products: contiguous, vectorised.
 
-    ``A`` (>= min(m, na) square) and ``y`` (>= min(m, na)) are scratch space: the
-    system is solved on its smaller side.
-    """
+    With ``tcols`` (the columns that move each target, ``Config.tcols``; empty: none) a
+    row's products run over its target's columns only. The terms left out are exact
+    zeros (a joint that does not move a target has a zero column there), so ``A`` is the
+    same to the bit; on a humanoid with four effectors each row touches about a third of
+    the columns (its limb and the floating base)."""
     m, na = J.shape
-    # Six rows (one 6D pose target) and three (one position) go through the unrolled
-    # damped_solve6 and damped_solve3 instead.
-    if m <= na:
-        # A = J J^T (lower triangle) by row dot products: contiguous, vectorised.
+    if tcols.shape[0] == 0:
         for i in range(m):
             for j in range(i + 1):
                 s = 0.0
                 for k in range(na):
                     s += J[i, k] * J[j, k]
                 A[i, j] = s
+        return
+    for i in range(m):
+        t = rows[i, 0]
+        a = tcols[t]
+        b = tcols[t + 1]
+        for j in range(i + 1):
+            s = 0.0
+            for c in range(a, b):
+                k = tcols[c]
+                s += J[i, k] * J[j, k]
+            A[i, j] = s
+
+
+@njit(cache=True)
+def damped_solve(
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
+    rows: np.ndarray, tcols: np.ndarray,
+) -> bool:  # fmt: skip
+    """``dq = J^T (J J^T + lam I)^-1 e`` (= ``(J^T J + lam I)^-1 J^T e``), smaller side.
+
+    ``A`` (>= min(m, na) square) and ``y`` (>= min(m, na)) are scratch space: the
+    system is solved on its smaller side. ``rows`` and ``tcols``: see :func:`gram_rows`.
+    """
+    m, na = J.shape
+    # Six rows (one 6D pose target) and three (one position) go through the unrolled
+    # damped_solve6 and damped_solve3 instead.
+    if m <= na:
+        gram_rows(J, A, rows, tcols)
         for i in range(m):
             A[i, i] += lam
         if not cholesky_solve(A, m, e, y):
@@ -204,8 +229,9 @@ def damped_solve3(
 
 @njit(cache=True)
 def dls_solve(
-    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
-) -> None:
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
+    rows: np.ndarray, tcols: np.ndarray,
+) -> None:  # fmt: skip
     """The damped least-squares step, by the fastest route for the system's size; a
     system that is not positive definite is retried with more damping."""
     m, na = J.shape
@@ -214,6 +240,6 @@ def dls_solve(
     elif m == 3 and na >= 3:
         ok = damped_solve3(J, e, lam, dq, A, y)
     else:
-        ok = damped_solve(J, e, lam, dq, A, y)
+        ok = damped_solve(J, e, lam, dq, A, y, rows, tcols)
     if not ok:
-        damped_solve(J, e, lam + 1e-3, dq, A, y)
+        damped_solve(J, e, lam + 1e-3, dq, A, y, rows, tcols)

@@ -65,14 +65,14 @@ from .layout import (
 @njit(cache=True)
 def pinv_solve(
     J: np.ndarray, e: np.ndarray, cutoff: float, form: int, dq: np.ndarray, A: np.ndarray,
-    y: np.ndarray,
+    y: np.ndarray, rows: np.ndarray, tcols: np.ndarray,
 ) -> None:  # fmt: skip
     """Pseudoinverse step: SVD ``V S^-1 U^T e`` with small singular values cut, or the
     normal-equation form ``J^T (J J^T)^-1 e`` of seed 001."""
     m, na = J.shape
     if form == 1:
-        if not damped_solve(J, e, 1e-12, dq, A, y):
-            damped_solve(J, e, 1e-6, dq, A, y)
+        if not damped_solve(J, e, 1e-12, dq, A, y, rows, tcols):
+            damped_solve(J, e, 1e-6, dq, A, y, rows, tcols)
         return
     U, S, Vt = np.linalg.svd(J, full_matrices=False)
     dq[:] = 0.0
@@ -178,8 +178,9 @@ def sdls_solve(
 
 @njit(cache=True)
 def nullspace_rest(
-    J: np.ndarray, z: np.ndarray, out: np.ndarray, A: np.ndarray, y: np.ndarray, Jz: np.ndarray
-) -> None:
+    J: np.ndarray, z: np.ndarray, out: np.ndarray, A: np.ndarray, y: np.ndarray, Jz: np.ndarray,
+    rows: np.ndarray, tcols: np.ndarray,
+) -> None:  # fmt: skip
     """``out = (I - J^+ J) z`` with a lightly damped ``J^+`` (secondary task: rest pose)."""
     m, na = J.shape
     for r in range(m):
@@ -187,8 +188,8 @@ def nullspace_rest(
         for k in range(na):
             s += J[r, k] * z[k]
         Jz[r] = s
-    if not damped_solve(J, Jz, 1e-9, out, A, y):
-        damped_solve(J, Jz, 1e-4, out, A, y)
+    if not damped_solve(J, Jz, 1e-9, out, A, y, rows, tcols):
+        damped_solve(J, Jz, 1e-4, out, A, y, rows, tcols)
     for k in range(na):
         out[k] = z[k] - out[k]
 
@@ -349,7 +350,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     for r in range(m):
         E += e[r] * e[r]
     lam = cf.damping * 0.5 * E + cf.lambda_min
-    dls_solve(J, e, lam, dq, A, y)
+    dls_solve(J, e, lam, dq, A, y, rows, cf.tcols)
     if not cf.limits:
         return
     unit = cf.unit  # dq is in units of each coordinate's unit (see scale_columns)
@@ -375,13 +376,13 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
                 pinned = True
         if not pinned:
             break
-        dls_solve(J, e, lam, dq, A, y)
+        dls_solve(J, e, lam, dq, A, y, rows, cf.tcols)
 
 
 @njit(cache=True, inline="always")
 def step_pinv(cf: Config, w: Work, rows: np.ndarray) -> None:
     """Pseudoinverse (SVD with a relative cut-off, or ``J^T (J J^T)^-1``)."""
-    pinv_solve(w.J, w.e, cf.cutoff, cf.pinv_form, w.dq, w.A, w.y)
+    pinv_solve(w.J, w.e, cf.cutoff, cf.pinv_form, w.dq, w.A, w.y, rows, cf.tcols)
 
 
 @njit(cache=True, inline="always")
@@ -468,7 +469,7 @@ def jacobian_update(
             log_between(q, balls[b, BA_Q], rest, z, kk)
             for c in range(3):
                 z[kk + c] *= gain
-        nullspace_rest(J, z, nz, w.A, w.y, w.Jz)
+        nullspace_rest(J, z, nz, w.A, w.y, w.Jz, rows, cf.tcols)
         for kk in range(na):
             if pinned[kk] == 0.0:
                 dq[kk] += nz[kk]

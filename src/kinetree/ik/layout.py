@@ -89,7 +89,8 @@ N_NQ = 8
 N_NV = 9
 N_COLLISION = 10  # where the collision block starts in icfg (see below); 0: no collision check
 N_UNITS = 11  # 1: an active coordinate's unit is not 1 (steps rescale its column)
-N_HEAD = 12
+N_SPARSE = 12  # where the target-columns block starts in icfg (see below); 0: none
+N_HEAD = 13
 # Blocks after the head, in order: active (na, indices into the motion), active_q (na,
 # the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
 # dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
@@ -160,9 +161,14 @@ def write_config(
     pivot: np.ndarray,
     balls: np.ndarray,
     swing_twist_i: np.ndarray,
+    target_columns: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(cfg, icfg)`` from named scalars (``{C_TOL_P: 1e-6, ...}``, ``{N_MAX_ITER: 30}``)
-    and the blocks in the order :func:`read_config` reads them."""
+    and the blocks in the order :func:`read_config` reads them.
+
+    ``target_columns`` (optional, several targets): for each target the active columns
+    that move it, as ``T + 1`` offsets into the block, then the column indices
+    (:func:`target_columns_block`); icfg[N_SPARSE] says where it starts."""
     cfg = np.zeros(C_HEAD)
     for k, v in scalars.items():
         cfg[k] = v
@@ -174,14 +180,26 @@ def write_config(
     icfg = np.concatenate(
         [icfg, active, active_q, dof_node, pivot, [balls.shape[0]], balls.ravel(), swing_twist_i]
     ).astype(np.int64)
+    if target_columns is not None:
+        icfg[N_SPARSE] = icfg.shape[0]
+        icfg = np.concatenate([icfg, target_columns]).astype(np.int64)
     return cfg, icfg
+
+
+def target_columns_block(columns: list[np.ndarray]) -> np.ndarray:
+    """The ``target_columns`` block of :func:`write_config` from one array of active
+    column indices per target (increasing)."""
+    T = len(columns)
+    offsets = np.cumsum([T + 1] + [c.size for c in columns])
+    return np.concatenate([offsets, *columns]).astype(np.int64)
 
 
 Config = namedtuple(
     "Config",
     "tol_p tol_r step damping lambda_min budget rest_gain cutoff task_step max_joint_step "
     "inv_length max_iter restarts limits pinv_form record na clamp stall units "
-    "lo hi sample_lo sample_hi rest unit reach st_f active active_q dof_node pivot balls st_i",
+    "lo hi sample_lo sample_hi rest unit reach st_f active active_q dof_node pivot balls st_i "
+    "tcols",
 )
 Config.__doc__ = "The settings of one solve, read from ``(cfg, icfg)`` (see the module doc)."
 
@@ -212,6 +230,8 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     nb = icfg[i]
     balls = icfg[i + 1 : i + 1 + BALL_SIZE * nb].reshape((nb, BALL_SIZE))
     st_i = icfg[i + 1 + BALL_SIZE * nb :]
+    sp = icfg[N_SPARSE]
+    tcols = icfg[sp:] if sp > 0 else icfg[:0]
     return Config(
         cfg[C_TOL_P], cfg[C_TOL_R], cfg[C_STEP], cfg[C_DAMPING], cfg[C_LAMBDA_MIN],
         cfg[C_BUDGET], cfg[C_REST_GAIN], cfg[C_CUTOFF], cfg[C_TASK_STEP],
@@ -219,7 +239,7 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
         icfg[N_MAX_ITER], icfg[N_RESTARTS], icfg[N_LIMITS] != 0, icfg[N_PINV_FORM],
         icfg[N_RECORD], na, icfg[N_CLAMP] != 0, icfg[N_STALL], icfg[N_UNITS] != 0,
         lo, hi, sample_lo, sample_hi, rest, unit, reach, st_f, active, active_q, dof_node, pivot,
-        balls, st_i,
+        balls, st_i, tcols,
     )  # fmt: skip
 
 

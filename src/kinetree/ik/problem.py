@@ -238,6 +238,7 @@ def template(
         pivots,
         balls,
         st_i,
+        _target_columns(model, act_idx, tgt_i[:, 0], rows),
     )
     coll = None
     fk_frames = tuple(int(k) for k in tgt_i[:, 0])
@@ -280,6 +281,40 @@ def _collision_tables(model: Model, opts: IKOptions) -> Any:
             f"({model.name!r}); make one with kinetree.collision.collision_model(model)"
         )
     return cm.tables(opts.obstacles, opts.self_pairs, opts.ignore)
+
+
+#: Several targets get per-target column lists (``layout.N_SPARSE``) when their rows touch
+#: at most this share of the Jacobian's entries (a humanoid's four effectors: about 1/3).
+SPARSE_SHARE = 0.75
+
+
+def _target_columns(
+    model: Model, act_idx: np.ndarray, nodes: np.ndarray, rows: np.ndarray
+) -> np.ndarray | None:
+    """For each target, the active columns (indices into ``act_idx``) that move its node:
+    the DoF of its ancestors, mimic joints included; None for one target, or where the
+    lists would not save much (see :func:`~kinetree.ik._linalg.gram_rows`)."""
+    T = nodes.shape[0]
+    if T < 2:
+        return None
+    vi, jt, parent = model.v_index, model.joint_type, model.parent
+    col_of = {int(v): kk for kk, v in enumerate(act_idx)}
+    columns = []
+    for node in nodes:
+        cols: set[int] = set()
+        k = int(node)
+        while k >= 0:
+            if vi[k] >= 0 and jt[k] != JointType.FIXED:
+                for d in range(3 if jt[k] == JointType.BALL else 1):
+                    kk = col_of.get(int(vi[k]) + d)
+                    if kk is not None:
+                        cols.add(kk)
+            k = int(parent[k])
+        columns.append(np.array(sorted(cols), dtype=np.int64))
+    touched = sum(columns[int(t)].size for t in rows[:, 0])
+    if touched > SPARSE_SHARE * rows.shape[0] * act_idx.size:
+        return None
+    return L.target_columns_block(columns)
 
 
 def _prismatic_coordinates(model: Model) -> np.ndarray:
