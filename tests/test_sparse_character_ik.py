@@ -64,7 +64,9 @@ def test_sparse_targets_on_real_skeletons_are_met(
     frames = np.linspace(0, clip.n_frames - 1, 6).astype(int)
     for f in frames:
         targets = sparse_targets(m, clip.q[f], roles)
-        r = m.ik(targets, **options)
+        # No wall-clock budget: the test must not depend on the machine's load (auto's
+        # default budget is 50 ms; these solves take under 2 ms, benchmarks/realism.py).
+        r = m.ik(targets, time_budget=None, **options)
         assert r.success, (f, r.message)
         assert_met(m, targets, r.q, 1e-6)
         assert np.all(np.isfinite(r.q))
