@@ -13,52 +13,94 @@ from ..model import Model
 from ..spatial import rot_z
 from .contacts import contact_intervals
 
-__all__ = ["bend_limb", "drop_to_reach", "hold_feet", "smooth_above", "sole_height",
-           "untwisted_mean"]  # fmt: skip
+__all__ = ["bend_limb", "drop_to_reach", "hold_feet", "smooth_above", "sole_floor",
+           "sole_height", "sole_points", "untwisted_mean"]  # fmt: skip
 
 #: How far a straight limb is bent in the first guess [rad].
 BEND = 0.5
 
 
-def _lowest_below(shape: object, T: np.ndarray) -> float | None:
-    """Lowest world z [m] of one shape at the world pose ``T`` of its frame."""
+#: Directions along which the extreme points of a foot mesh are kept (see :func:`sole_points`).
+SOLE_DIRECTIONS = 400
+
+
+def _directions(n: int) -> np.ndarray:
+    """``n`` unit vectors spread evenly over the sphere (a Fibonacci lattice)."""
+    k = np.arange(n) + 0.5
+    z = 1.0 - 2.0 * k / n
+    phi = np.pi * (1.0 + 5.0**0.5) * k
+    r = np.sqrt(1.0 - z * z)
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+
+
+def _shape_points(shape: object) -> tuple[np.ndarray, np.ndarray] | None:
+    """Points ``(k, 3)`` in the shape's frame and a radius ``(k,)`` [m] around each whose
+    union's lowest point, in any orientation, is the shape's (a mesh by its vertices)."""
     if isinstance(shape, Sphere):
-        return float((T @ shape.origin)[2, 3] - shape.radius)
-    W = T @ shape.origin  # type: ignore[attr-defined]
+        return np.zeros((1, 3)), np.array([shape.radius])
+    if isinstance(shape, Capsule):
+        h = shape.length / 2.0
+        return np.array([[0.0, 0, -h], [0, 0, h]]), np.full(2, shape.radius)
+    if isinstance(shape, Cylinder):
+        a = np.linspace(0.0, 2.0 * np.pi, 32, endpoint=False)
+        rim = np.stack([shape.radius * np.cos(a), shape.radius * np.sin(a), np.zeros(32)], 1)
+        h = shape.length / 2.0
+        pts = np.concatenate([rim + (0, 0, -h), rim + (0, 0, h)])
+        return pts, np.zeros(len(pts))
     if isinstance(shape, Box):
         c = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-        pts = c * np.asarray(shape.size) / 2.0
-        return float(np.min(pts @ W[:3, :3].T[:, 2] + W[2, 3]))
-    if isinstance(shape, (Cylinder, Capsule)):
-        half = shape.length / 2.0
-        ends = np.array([[0, 0, -half], [0, 0, half]]) @ W[:3, :3].T + W[:3, 3]
-        return float(np.min(ends[:, 2]) - shape.radius)
+        return c * np.asarray(shape.size) / 2.0, np.zeros(8)
     if isinstance(shape, Mesh) and shape.vertices is not None:
-        v = np.asarray(shape.vertices)
-        return float(np.min(v @ W[:3, :3].T[:, 2] + W[2, 3]))
+        v = np.asarray(shape.vertices, dtype=np.float64).reshape(-1, 3)
+        if len(v) > SOLE_DIRECTIONS:
+            # The vertices that are lowest along some direction: the hull's corners,
+            # sampled (a few hundred points stand for tens of thousands).
+            v = v[np.unique(np.argmin(v @ _directions(SOLE_DIRECTIONS).T, axis=0))]
+        return v, np.zeros(len(v))
     return None
 
 
-def sole_height(robot: Model, q: np.ndarray, ankle: str) -> float:
-    """How far the sole is below the ankle frame at ``q`` [m]: the lowest point of the
-    collision (else visual) shapes on the ankle's frame and the frames below it, and of
-    those frames' origins; 0 when there is none lower than the ankle."""
+def sole_points(robot: Model, q: np.ndarray, ankle: str) -> tuple[np.ndarray, np.ndarray]:
+    """The foot's geometry as points ``(k, 3)`` in the ``ankle`` frame [m] with a radius
+    ``(k,)`` [m] each: every collision and visual shape on the ankle's frame and the
+    frames below it (toes), posed at ``q``, and those frames' origins. The sole is their
+    lowest point: :func:`sole_floor`."""
     k = robot.frame_index(ankle)
     names = robot.frame_names
-    node_of = {n: robot.frame_index(n) for n in names}
-    below = [n for n in names if k in robot.ancestors(node_of[n])]
+    below = [n for n in names if k in robot.ancestors(robot.frame_index(n))]
     T = robot.fk_all(q)
     at = {n: i for i, n in enumerate(names)}
-    z_ankle = float(T[at[ankle]][2, 3])
-    lows: list[float] = [float(T[at[n]][2, 3]) for n in below]
+    T_ankle_inv = np.linalg.inv(T[at[ankle]])
+    pts: list[np.ndarray] = []
+    rad: list[np.ndarray] = []
     for n in below:
-        shapes = robot.geometry.get(n, ())
-        coll = [s for s in shapes if s.kind == "collision"] or list(shapes)
-        for s in coll:
-            z = _lowest_below(s, T[at[n]])
-            if z is not None:
-                lows.append(z)
-    return max(0.0, z_ankle - min(lows))
+        T_local = T_ankle_inv @ T[at[n]]
+        pts.append(T_local[None, :3, 3])
+        rad.append(np.zeros(1))
+        for shape in robot.geometry.get(n, ()):
+            got = _shape_points(shape)
+            if got is None:
+                continue
+            W = T_local @ shape.origin
+            pts.append(got[0] @ W[:3, :3].T + W[:3, 3])
+            rad.append(got[1])
+    return np.concatenate(pts), np.concatenate(rad)
+
+
+def sole_floor(R: np.ndarray, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """How high ``(n,)`` [m] the ankle must be for the sole (``points``, ``radius`` of
+    :func:`sole_points`) to touch the ground ``z = 0`` with the ankle turned by ``R``
+    ``(n, 3, 3)``: minus the lowest point's height relative to the ankle."""
+    z = np.einsum("nj,kj->nk", R[:, 2, :], points) - radius
+    return np.asarray(-z.min(axis=1))
+
+
+def sole_height(robot: Model, q: np.ndarray, ankle: str) -> float:
+    """How far the sole is below the ankle frame at ``q`` [m] (the lowest point of
+    :func:`sole_points`, with the ankle turned as at ``q``); 0 when none is lower."""
+    pts, rad = sole_points(robot, q, ankle)
+    R = np.asarray(robot.fk(q, ankle))[None, :3, :3]
+    return max(0.0, float(sole_floor(R, pts, rad)[0]))
 
 
 def _smoothstep(u: np.ndarray) -> np.ndarray:
@@ -66,9 +108,14 @@ def _smoothstep(u: np.ndarray) -> np.ndarray:
     return u * u * (3.0 - 2.0 * u)
 
 
-def hold_feet(T: np.ndarray, contact: np.ndarray, z: float, blend: int) -> np.ndarray:
+def hold_feet(
+    T: np.ndarray, contact: np.ndarray, z: float, blend: int,
+    sole: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:  # fmt: skip
     """Ankle target poses ``(n, 4, 4)`` held while in contact, blended into and out of
-    each hold over ``blend`` frames, never below ``z``.
+    each hold over ``blend`` frames, never below ``z`` nor, with ``sole`` (the foot's
+    points and radii in the ankle frame, :func:`sole_points`), so low that the sole,
+    turned as the target is, goes below the ground ``z = 0``.
 
     A hold keeps the horizontal position (the mean over the contact) and the heading
     (the mean yaw) still; its height is ``z`` plus what the free target rises above its
@@ -103,7 +150,8 @@ def hold_feet(T: np.ndarray, contact: np.ndarray, z: float, blend: int) -> np.nd
     # Turn each target about the world z axis by the (blended) heading change.
     dyaw = np.angle(np.exp(1j * (held_yaw[k] - yaw_all[k]))) * w
     out[k, :3, :3] = rot_z(dyaw)[:, :3, :3] @ T[k, :3, :3]
-    out[:, 2, 3] = np.maximum(out[:, 2, 3], z)
+    floor = np.full(n, z) if sole is None else np.maximum(z, sole_floor(out[:, :3, :3], *sole))
+    out[:, 2, 3] = np.maximum(out[:, 2, 3], floor)
     return out
 
 

@@ -41,7 +41,8 @@ from .retarget_feet import (
     drop_to_reach,
     hold_feet,
     smooth_above,
-    sole_height,
+    sole_floor,
+    sole_points,
     untwisted_mean,
 )
 from .retarget_source import SourceFrames
@@ -86,6 +87,9 @@ class RobotTargets:
         segment_scale: ``{source joint: s_j}`` of the limb points.
         ground: ``{ankle frame: h_r}`` the planted height [m] of each robot ankle.
         pelvis_drop: ``(n_frames,)`` how far the pelvis was lowered for reach [m].
+        soles: ``{ankle frame: (points (k, 3), radii (k,))}`` the foot's geometry in the
+            ankle frame [m] (:func:`~.retarget_feet.sole_points`); the ground is ``z = 0``.
+        left_out: ``{robot frame: reason}`` mapped frames whose target was left out.
     """
 
     frames: tuple[str, ...]
@@ -97,6 +101,8 @@ class RobotTargets:
     segment_scale: dict[str, float] = field(default_factory=dict)
     ground: dict[str, float] = field(default_factory=dict)
     pelvis_drop: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    soles: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def _kind(role: str | None) -> str | None:
@@ -115,12 +121,16 @@ def _weights(role: str | None) -> tuple[float, float]:
 class _Builder:
     """The pieces of :func:`build_targets`, sharing the rest poses of both sides."""
 
-    def __init__(self, src: SourceFrames, pairs: Mapping[str, str],
-                 roles: Mapping[str, str], robot: Model):  # fmt: skip
+    def __init__(self, src: SourceFrames, pairs: Mapping[str, str], roles: Mapping[str, str],
+                 robot: Model, offsets: Mapping[str, tuple[float, float, float]]):  # fmt: skip
         self.src, self.pairs, self.roles, self.robot = src, pairs, roles, robot
         self.n = src.T.shape[0]
         self.q_rest = robot.neutral()
         self.Tr = {f: np.asarray(robot.fk(self.q_rest, f)) for f in pairs.values()}
+        for f, off in offsets.items():  # a body part's point off its frame's origin
+            if f in self.Tr:
+                self.Tr[f] = self.Tr[f].copy()
+                self.Tr[f][:3, 3] += self.Tr[f][:3, :3] @ np.asarray(off, dtype=np.float64)
         self.Ts = {j: src.T[:, src.index(j)] for j in pairs}
         self.Ts0 = {j: src.T_rest[src.index(j)] for j in pairs}
         self.by_role = {r: j for j, r in roles.items()}
@@ -191,6 +201,7 @@ def build_targets(
     contact_height: float = 0.05,
     contact_speed: float = 0.35,
     blend: float = 0.08,
+    offsets: Mapping[str, tuple[float, float, float]] | None = None,
 ) -> RobotTargets:
     """The robot's targets for every frame of ``src`` (see the module docstring).
 
@@ -198,9 +209,10 @@ def build_targets(
     joint -> role (a ``pelvis`` is required); ``parent_of``: each mapped source joint's
     nearest mapped ancestor (None for the pelvis). ``contact_height`` [m] and
     ``contact_speed`` [m/s] are the source's contact thresholds; ``blend`` [s] the ramp
-    into and out of a planted hold.
+    into and out of a planted hold; ``offsets`` (:attr:`~.retarget_maps.RetargetMap.offsets`)
+    the points of body parts that are not their frame's origin.
     """
-    b = _Builder(src, pairs, roles, robot)
+    b = _Builder(src, pairs, roles, robot, offsets or {})
     n, Ts, Ts0, Tr = b.n, b.Ts, b.Ts0, b.Tr
     pelvis = b.by_role["pelvis"]
     legs = b.legs()
@@ -216,7 +228,10 @@ def build_targets(
         L_r = L_s = 1.0
         d_r = d_s = 0.0
     s_leg = L_r / L_s
-    ground = {pairs[a]: sole_height(robot, b.q_rest, pairs[a]) for a in ankles}
+    soles = {pairs[a]: sole_points(robot, b.q_rest, pairs[a]) for a in ankles}
+    ground = {
+        f: max(0.0, float(sole_floor(Tr[f][None, :3, :3], *soles[f])[0])) for f in soles
+    }
     h_r = float(np.mean(list(ground.values()))) if ground else 0.0
     lows = [Ts[a][:, 2, 3] for a in ankles] or [src.T[:, :, 2, 3].min(axis=1)]
     h_s = float(np.percentile(np.min(lows, axis=0), 5.0))
@@ -261,7 +276,7 @@ def build_targets(
         T = np.zeros((n, 4, 4))
         T[:, 3, 3] = 1.0
         T[:, :3, 3], T[:, :3, :3] = P_t[a], R_t[a]
-        feet[a] = hold_feet(T, contact_of[a], ground[pairs[a]], blend_frames)
+        feet[a] = hold_feet(T, contact_of[a], ground[pairs[a]], blend_frames, soles[pairs[a]])
         if a in legs:
             hip, L = legs[a][0], legs[a][1]
             drop = np.maximum(drop, drop_to_reach(P_t[hip], feet[a][:, :3, 3], REACH * L))
@@ -280,9 +295,10 @@ def build_targets(
     frames: list[str] = []
     poses: list[np.ndarray] = []
     weights: list[tuple[float, float]] = []
+    left_out = _rigid_points(robot, pairs, roles)
     for j, f in pairs.items():
         wp, wr = _weights(roles.get(j))
-        if wp == 0.0 and wr == 0.0:
+        if (wp == 0.0 and wr == 0.0) or f in left_out:
             continue
         if j in feet:
             T = feet[j]
@@ -300,5 +316,25 @@ def build_targets(
     return RobotTargets(
         frames=tuple(frames), poses=np.stack(poses, axis=1), weights=np.array(weights),
         q_init=b.first_guess(T_pelvis), contacts={pairs[a]: c for a, c in contact_of.items()},
-        s_leg=s_leg, segment_scale=scale, ground=ground, pelvis_drop=drop,
+        s_leg=s_leg, segment_scale=scale, ground=ground, pelvis_drop=drop, soles=soles,
+        left_out=left_out,
     )  # fmt: skip
+
+
+def _rigid_points(robot: Model, pairs: Mapping[str, str], roles: Mapping[str, str]) -> dict[str, str]:
+    """``{robot frame: reason}`` for the point targets fixed by another target: a frame
+    no joint moves relative to a frame whose whole pose is a target (a toe on a robot
+    without toe joints, whose ankle pose is asked for). Its point target is then either
+    met already or in conflict with the pose (the source's toe is not where the robot's
+    rigid toe is), and its rows make the IK's system singular: left out."""
+    posed = [f for j, f in pairs.items() if min(_weights(roles.get(j))) > 0]
+    moved_by = {f: frozenset(robot.chain(f)) for f in pairs.values()}
+    out: dict[str, str] = {}
+    for j, f in pairs.items():
+        wp, wr = _weights(roles.get(j))
+        if wp == 0.0 or wr > 0.0:
+            continue
+        rigid = next((g for g in posed if g != f and moved_by[g] == moved_by[f]), None)
+        if rigid is not None:
+            out[f] = f"no joint moves it relative to {rigid!r}, whose pose is a target"
+    return out

@@ -47,6 +47,7 @@ __all__ = ["retarget_robot"]
 #: IK iterations of the first pass (from the first guess) and of the warm-started pass.
 ITERATIONS = (10, 5)
 MAX_STEP = 0.15
+LAMBDA_MIN = 1e-9
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -312,6 +313,7 @@ def retarget_robot(
     tg = build_targets(
         src, pairs, mp.roles, _parents(source_model, mp), robot_model,
         contacts=contacts, contact_height=contact_height, contact_speed=contact_speed,
+        offsets=mp.offsets,
     )  # fmt: skip
     t2 = time.perf_counter()
     targets = _ik_targets(tg)
@@ -321,6 +323,7 @@ def retarget_robot(
         "time_budget": None,
         "tol": _TOL,
         "max_joint_step": MAX_STEP,
+        "lambda_min": LAMBDA_MIN,
     }
     margin = _collision_margin(self_collision)
     q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
@@ -393,6 +396,11 @@ def retarget_robot(
         "self_collision": margin is not None,
         "collision_frames": resolved,
         "target_frames": tg.frames,
+        "point_frames": tuple(f for f, w in zip(tg.frames, tg.weights) if w[0] > 0),
+        "target_rotations": {f: tg.poses[:, t, :3, :3] for t, f in enumerate(tg.frames)
+                             if tg.weights[t][1] > 0},  # fmt: skip
+        "left_out_targets": tg.left_out,
+        "soles": tg.soles,
         "timing": {
             "source": t1 - t0,
             "targets": t2 - t1,
