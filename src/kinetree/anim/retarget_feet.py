@@ -20,17 +20,30 @@ __all__ = ["bend_limb", "drop_to_reach", "hold_feet", "smooth_above", "sole_floo
 BEND = 0.5
 
 
-#: Directions along which the extreme points of a foot mesh are kept (see :func:`sole_points`).
-SOLE_DIRECTIONS = 400
+#: Hulls of the meshes seen last: ``id(mesh) -> (mesh, corners)`` (the mesh is kept, so
+#: its id is not reused while it is here); a robot's feet are retargeted again and again.
+_HULLS: dict[int, tuple[object, np.ndarray]] = {}
+_HULLS_KEPT = 32
 
 
-def _directions(n: int) -> np.ndarray:
-    """``n`` unit vectors spread evenly over the sphere (a Fibonacci lattice)."""
-    k = np.arange(n) + 0.5
-    z = 1.0 - 2.0 * k / n
-    phi = np.pi * (1.0 + 5.0**0.5) * k
-    r = np.sqrt(1.0 - z * z)
-    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+def _hull(mesh: Mesh) -> np.ndarray:
+    """The corners ``(k, 3)`` of the convex hull of a mesh's vertices (all of them when
+    the hull is flat): the lowest point in any orientation is one of them."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    got = _HULLS.get(id(mesh))
+    if got is not None and got[0] is mesh:
+        return got[1]
+    v = np.asarray(mesh.vertices, dtype=np.float64).reshape(-1, 3)
+    if len(v) > 8:
+        try:
+            v = v[ConvexHull(v).vertices]
+        except (QhullError, ValueError):
+            pass
+    if len(_HULLS) >= _HULLS_KEPT:
+        _HULLS.pop(next(iter(_HULLS)))
+    _HULLS[id(mesh)] = (mesh, v)
+    return v
 
 
 def _shape_points(shape: object) -> tuple[np.ndarray, np.ndarray] | None:
@@ -51,11 +64,7 @@ def _shape_points(shape: object) -> tuple[np.ndarray, np.ndarray] | None:
         c = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
         return c * np.asarray(shape.size) / 2.0, np.zeros(8)
     if isinstance(shape, Mesh) and shape.vertices is not None:
-        v = np.asarray(shape.vertices, dtype=np.float64).reshape(-1, 3)
-        if len(v) > SOLE_DIRECTIONS:
-            # The vertices that are lowest along some direction: the hull's corners,
-            # sampled (a few hundred points stand for tens of thousands).
-            v = v[np.unique(np.argmin(v @ _directions(SOLE_DIRECTIONS).T, axis=0))]
+        v = _hull(shape)
         return v, np.zeros(len(v))
     return None
 

@@ -47,7 +47,6 @@ __all__ = ["retarget_robot"]
 #: IK iterations of the first pass (from the first guess) and of the warm-started pass.
 ITERATIONS = (10, 5)
 MAX_STEP = 0.15
-LAMBDA_MIN = 1e-9
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -323,7 +322,6 @@ def retarget_robot(
         "time_budget": None,
         "tol": _TOL,
         "max_joint_step": MAX_STEP,
-        "lambda_min": LAMBDA_MIN,
     }
     margin = _collision_margin(self_collision)
     q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
