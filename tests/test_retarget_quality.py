@@ -99,7 +99,9 @@ def test_quality_reports_each_target_miss(humanoid_walk: Motion) -> None:
         assert targets[frame]["miss_max"] == pytest.approx(miss.max())
     R = m.model.fk(m.q, "chest")[:, :3, :3]
     R_target = info["target_rotations"]["chest"]
-    angle = np.arccos(np.clip((np.trace(np.swapaxes(R, 1, 2) @ R_target, axis1=1, axis2=2) - 1) / 2, -1, 1))
+    angle = np.arccos(
+        np.clip((np.trace(np.swapaxes(R, 1, 2) @ R_target, axis1=1, axis2=2) - 1) / 2, -1, 1)
+    )
     assert targets["chest"]["angle_max"] == pytest.approx(angle.max(), abs=1e-9)
 
 
@@ -136,7 +138,9 @@ def test_a_tilted_held_foot_keeps_its_sole_above_the_ground() -> None:
     contact = np.zeros(n, dtype=bool)
     contact[10:30] = True
     out = hold_feet(T, contact, h, 4, sole)
-    lowest = out[:, 2, 3] + np.min(np.einsum("nij,kj->nki", out[:, :3, :3], corners)[..., 2], axis=1)
+    lowest = out[:, 2, 3] + np.min(
+        np.einsum("nij,kj->nki", out[:, :3, :3], corners)[..., 2], axis=1
+    )
     assert lowest.min() >= -1e-12  # main clamped only the ankle: 3.7 cm through the floor
     assert np.any(np.abs(lowest) < 1e-9)  # and a tilted foot rests on its lowest corner
 
@@ -183,28 +187,79 @@ def _fourier_leg_robot() -> tuple[kinetree.Model, np.ndarray]:
     hip = np.array([0.0, 0.10, -0.05])
     for side, s in (("left", 1.0), ("right", -1.0)):
         h = hip * np.array([1.0, s, 1.0])
-        b.add_joint(f"{side}_hip_roll", "base_link", f"{side}_thigh_roll_link", axis="x",
-                    origin=translation(h + (-0.03, 0, 0)))  # fmt: skip
-        b.add_joint(f"{side}_hip_pitch", f"{side}_thigh_roll_link", f"{side}_thigh_pitch_link",
-                    axis="y", origin=translation((0.03, 0.02 * s, 0)))  # fmt: skip
-        b.add_joint(f"{side}_hip_yaw", f"{side}_thigh_pitch_link", f"{side}_thigh_yaw_link",
-                    axis="z", origin=translation((0, -0.02 * s, -0.14)))  # fmt: skip
-        b.add_joint(f"{side}_knee", f"{side}_thigh_yaw_link", f"{side}_shank_pitch_link",
-                    axis="y", origin=translation((0, 0, -0.30)), limits=(0.0, 2.0))  # fmt: skip
-        b.add_joint(f"{side}_ankle", f"{side}_shank_pitch_link", f"{side}_foot_pitch_link",
-                    axis="y", origin=translation((0, 0, -0.35)))  # fmt: skip
+        b.add_joint(
+            f"{side}_hip_roll",
+            "base_link",
+            f"{side}_thigh_roll_link",
+            axis="x",
+            origin=translation(h + np.array([-0.03, 0.0, 0.0])),
+        )
+        b.add_joint(
+            f"{side}_hip_pitch",
+            f"{side}_thigh_roll_link",
+            f"{side}_thigh_pitch_link",
+            axis="y",
+            origin=translation((0.03, 0.02 * s, 0)),
+        )
+        b.add_joint(
+            f"{side}_hip_yaw",
+            f"{side}_thigh_pitch_link",
+            f"{side}_thigh_yaw_link",
+            axis="z",
+            origin=translation((0, -0.02 * s, -0.14)),
+        )
+        b.add_joint(
+            f"{side}_knee",
+            f"{side}_thigh_yaw_link",
+            f"{side}_shank_pitch_link",
+            axis="y",
+            origin=translation((0, 0, -0.30)),
+            limits=(0.0, 2.0),
+        )
+        b.add_joint(
+            f"{side}_ankle",
+            f"{side}_shank_pitch_link",
+            f"{side}_foot_pitch_link",
+            axis="y",
+            origin=translation((0, 0, -0.35)),
+        )
     b.add_joint("waist", "base_link", "torso_link", axis="z", origin=translation((0, 0, 0.3)))
     for side, s in (("left", 1.0), ("right", -1.0)):
-        b.add_joint(f"{side}_sh_pitch", "torso_link", f"{side}_upper_arm_pitch_link", axis="y",
-                    origin=translation((0, 0.10 * s, 0.1)))  # fmt: skip
-        b.add_joint(f"{side}_sh_roll", f"{side}_upper_arm_pitch_link",
-                    f"{side}_upper_arm_roll_link", axis="x", origin=translation((0, 0.08 * s, 0)))  # fmt: skip
-        b.add_joint(f"{side}_sh_yaw", f"{side}_upper_arm_roll_link", f"{side}_upper_arm_yaw_link",
-                    axis="z", origin=translation((0, 0, -0.08)))  # fmt: skip
-        b.add_joint(f"{side}_elbow", f"{side}_upper_arm_yaw_link", f"{side}_lower_arm_pitch_link",
-                    axis="y", origin=translation((0, 0, -0.15)))  # fmt: skip
-        b.add_joint(f"{side}_wrist", f"{side}_lower_arm_pitch_link", f"{side}_hand_pitch_link",
-                    axis="y", origin=translation((0, 0, -0.2)))  # fmt: skip
+        b.add_joint(
+            f"{side}_sh_pitch",
+            "torso_link",
+            f"{side}_upper_arm_pitch_link",
+            axis="y",
+            origin=translation((0, 0.10 * s, 0.1)),
+        )
+        b.add_joint(
+            f"{side}_sh_roll",
+            f"{side}_upper_arm_pitch_link",
+            f"{side}_upper_arm_roll_link",
+            axis="x",
+            origin=translation((0, 0.08 * s, 0)),
+        )
+        b.add_joint(
+            f"{side}_sh_yaw",
+            f"{side}_upper_arm_roll_link",
+            f"{side}_upper_arm_yaw_link",
+            axis="z",
+            origin=translation((0, 0, -0.08)),
+        )
+        b.add_joint(
+            f"{side}_elbow",
+            f"{side}_upper_arm_yaw_link",
+            f"{side}_lower_arm_pitch_link",
+            axis="y",
+            origin=translation((0, 0, -0.15)),
+        )
+        b.add_joint(
+            f"{side}_wrist",
+            f"{side}_lower_arm_pitch_link",
+            f"{side}_hand_pitch_link",
+            axis="y",
+            origin=translation((0, 0, -0.2)),
+        )
     return free_base(b.build()), hip
 
 
@@ -249,7 +304,9 @@ def test_guessed_leg_ratio_uses_the_shank(walk: kinetree.BVHClip) -> None:
     reason="fourier-robot-descriptions is not installed",
 )
 @pytest.mark.parametrize("name", ["gr1t2", "gr3"])
-def test_fourier_robots_get_knees_and_hips_at_their_centre(walk: kinetree.BVHClip, name: str) -> None:
+def test_fourier_robots_get_knees_and_hips_at_their_centre(
+    walk: kinetree.BVHClip, name: str
+) -> None:
     import fourier_robot_descriptions as frd
 
     path = Path(frd.__file__).parent / "assets" / "urdf" / f"{name}.urdf"

@@ -58,7 +58,7 @@ def _shape_points(shape: object) -> tuple[np.ndarray, np.ndarray] | None:
         a = np.linspace(0.0, 2.0 * np.pi, 32, endpoint=False)
         rim = np.stack([shape.radius * np.cos(a), shape.radius * np.sin(a), np.zeros(32)], 1)
         h = shape.length / 2.0
-        pts = np.concatenate([rim + (0, 0, -h), rim + (0, 0, h)])
+        pts = np.concatenate([rim - np.array([0.0, 0.0, h]), rim + np.array([0.0, 0.0, h])])
         return pts, np.zeros(len(pts))
     if isinstance(shape, Box):
         c = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])

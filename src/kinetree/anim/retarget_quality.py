@@ -203,7 +203,9 @@ def _warnings(out: dict[str, Any]) -> list[str]:
             )
     for f, v in out["feet"].items():
         if v["dip_max"] > DIP_SLACK:
-            w.append(f"{f}: the sole goes {1000 * v['dip_max']:.1f} mm below the ground while planted")
+            w.append(
+                f"{f}: the sole goes {1000 * v['dip_max']:.1f} mm below the ground while planted"
+            )
     return w
 
 

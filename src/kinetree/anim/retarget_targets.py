@@ -232,9 +232,7 @@ def build_targets(
         d_r = d_s = 0.0
     s_leg = L_r / L_s
     soles = {pairs[a]: sole_points(robot, b.q_rest, pairs[a]) for a in ankles}
-    ground = {
-        f: max(0.0, float(sole_floor(Tr[f][None, :3, :3], *soles[f])[0])) for f in soles
-    }
+    ground = {f: max(0.0, float(sole_floor(Tr[f][None, :3, :3], *soles[f])[0])) for f in soles}
     h_r = float(np.mean(list(ground.values()))) if ground else 0.0
     lows = [Ts[a][:, 2, 3] for a in ankles] or [src.T[:, :, 2, 3].min(axis=1)]
     h_s = float(np.percentile(np.min(lows, axis=0), 5.0))
@@ -324,7 +322,9 @@ def build_targets(
     )  # fmt: skip
 
 
-def _rigid_points(robot: Model, pairs: Mapping[str, str], roles: Mapping[str, str]) -> dict[str, str]:
+def _rigid_points(
+    robot: Model, pairs: Mapping[str, str], roles: Mapping[str, str]
+) -> dict[str, str]:
     """``{robot frame: reason}`` for the point targets fixed by another target: a frame
     no joint moves relative to a frame whose whole pose is a target (a toe on a robot
     without toe joints, whose ankle pose is asked for). Its point target is then either

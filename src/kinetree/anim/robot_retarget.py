@@ -395,8 +395,9 @@ def retarget_robot(
         "collision_frames": resolved,
         "target_frames": tg.frames,
         "point_frames": tuple(f for f, w in zip(tg.frames, tg.weights) if w[0] > 0),
-        "target_rotations": {f: tg.poses[:, t, :3, :3] for t, f in enumerate(tg.frames)
-                             if tg.weights[t][1] > 0},  # fmt: skip
+        "target_rotations": {
+            f: tg.poses[:, t, :3, :3] for t, f in enumerate(tg.frames) if tg.weights[t][1] > 0
+        },
         "left_out_targets": tg.left_out,
         "soles": tg.soles,
         "timing": {
