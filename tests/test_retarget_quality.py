@@ -67,10 +67,11 @@ def test_walk_onto_the_humanoid_has_no_spikes(humanoid_walk: Motion) -> None:
 
 def test_a_toe_fixed_to_its_posed_ankle_is_left_out(humanoid_walk: Motion) -> None:
     # The humanoid has no toe joint: the toe's point target could only fight the ankle's
-    # pose target (the cause of the spikes); it is left out and said so.
+    # pose target (the cause of most spikes); it is left out and said so.
     info = humanoid_walk.metadata["retarget"]
     assert set(info["left_out_targets"]) == {"toe_l", "toe_r"}
     assert "toe_l" not in info["target_frames"] and "ankle_l" in info["target_frames"]
+    assert "head" in info["target_frames"]  # six spine joints below the chest: it can bend
 
 
 def test_quality_counts_spikes_and_shaking(humanoid_walk: Motion) -> None:
@@ -224,6 +225,10 @@ def _fourier_leg_robot() -> tuple[kinetree.Model, np.ndarray]:
             origin=translation((0, 0, -0.35)),
         )
     b.add_joint("waist", "base_link", "torso_link", axis="z", origin=translation((0, 0, 0.3)))
+    # A head link on the neck's first axis: only the waist and the base move its origin.
+    b.add_joint(
+        "neck_yaw", "torso_link", "head_yaw_link", axis="z", origin=translation((0, 0, 0.25))
+    )
     for side, s in (("left", 1.0), ("right", -1.0)):
         b.add_joint(
             f"{side}_sh_pitch",
@@ -297,6 +302,8 @@ def test_guessed_leg_ratio_uses_the_shank(walk: kinetree.BVHClip) -> None:
         legs.append(np.linalg.norm(P[1] - P[0]) + np.linalg.norm(P[2] - P[1]))
     leg_src = np.mean(legs) * info["source_scale"]
     assert info["s_leg"] == pytest.approx(leg_robot / leg_src, rel=1e-6)
+    # The head's position is the torso's, whose pose the pelvis and chest targets fix.
+    assert set(info["left_out_targets"]) == {"head_yaw_link"}
 
 
 @pytest.mark.skipif(
@@ -323,4 +330,7 @@ def test_fourier_robots_get_knees_and_hips_at_their_centre(
     m = kinetree.retarget(walk.slice(1, 60), robot)
     info = m.metadata["retarget"]
     assert info["s_leg"] != pytest.approx(1.0, abs=1e-3)
+    assert [f for f in info["left_out_targets"]] == [
+        f"head_{'roll' if name == 'gr1t2' else 'yaw'}_link"
+    ]
     assert set(m.metadata["quality"]["targets"]) == set(info["target_frames"])

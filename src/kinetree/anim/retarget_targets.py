@@ -325,19 +325,38 @@ def build_targets(
 def _rigid_points(
     robot: Model, pairs: Mapping[str, str], roles: Mapping[str, str]
 ) -> dict[str, str]:
-    """``{robot frame: reason}`` for the point targets fixed by another target: a frame
-    no joint moves relative to a frame whose whole pose is a target (a toe on a robot
-    without toe joints, whose ankle pose is asked for). Its point target is then either
-    met already or in conflict with the pose (the source's toe is not where the robot's
-    rigid toe is), and its rows make the IK's system singular: left out."""
-    posed = [f for j, f in pairs.items() if min(_weights(roles.get(j))) > 0]
-    moved_by = {f: frozenset(robot.chain(f)) for f in pairs.values()}
+    """``{robot frame: reason}`` for the point targets that other targets already fix.
+
+    A frame's pose is fixed when its whole pose is a target (an ankle, the pelvis), or
+    when its orientation is one and at most three joints turn it relative to a fixed
+    frame (a chest on a three-joint waist above the pelvis). A point target whose
+    position only joints moving such a frame move (a toe on a robot without toe joints;
+    a head link on the neck's first axis, its position the torso's) is then either met
+    already or in conflict with those targets (the source's toe or head is not where
+    the robot's rigid one is); its rows make the IK's system singular, and however
+    small its weight, the undamped steps follow it. Left out, with the reason."""
+    q = robot.neutral()
+    J = {f: np.asarray(robot.jacobian(q, f)) for f in pairs.values()}
+    # The DoF (Jacobian columns) that move a frame at all, and those that move its origin.
+    moves = {
+        f: frozenset(np.flatnonzero(np.abs(Jf).max(axis=0) > 0).tolist()) for f, Jf in J.items()
+    }
+    shifts = {
+        f: frozenset(np.flatnonzero(np.linalg.norm(Jf[:3], axis=0) > 1e-9).tolist())
+        for f, Jf in J.items()
+    }
+    fixed = [f for j, f in pairs.items() if min(_weights(roles.get(j))) > 0]
+    for j, f in pairs.items():
+        wp, wr = _weights(roles.get(j))
+        if wr > 0 and wp == 0 and f not in fixed:
+            if any(moves[g] <= moves[f] and len(moves[f] - moves[g]) <= 3 for g in fixed):
+                fixed.append(f)
     out: dict[str, str] = {}
     for j, f in pairs.items():
         wp, wr = _weights(roles.get(j))
         if wp == 0.0 or wr > 0.0:
             continue
-        rigid = next((g for g in posed if g != f and moved_by[g] == moved_by[f]), None)
-        if rigid is not None:
-            out[f] = f"no joint moves it relative to {rigid!r}, whose pose is a target"
+        by = next((g for g in fixed if g != f and shifts[f] <= moves[g]), None)
+        if by is not None:
+            out[f] = f"only joints that move {by!r}, whose pose other targets fix, move it"
     return out
