@@ -69,11 +69,44 @@ def _shape_points(shape: object) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
+#: A foot's sole is taken over these many directions within :data:`SOLE_CONE` of straight
+#: down (at the pose :func:`sole_points` is given): the points lowest along one of them.
+SOLE_DIRECTIONS = 500
+SOLE_CONE = np.radians(85.0)
+_SOLES: dict[tuple[int, str], tuple[Model, bytes, tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _down_cone(down: np.ndarray, n: int, cone: float) -> np.ndarray:
+    """``n`` unit vectors spread evenly over the cap of half-angle ``cone`` about ``down``."""
+    k = np.arange(n) + 0.5
+    c = 1.0 - (1.0 - np.cos(cone)) * k / n  # cos of the angle from the axis, area-uniform
+    phi = np.pi * (1.0 + 5.0**0.5) * k
+    r = np.sqrt(1.0 - c * c)
+    local = np.stack([r * np.cos(phi), r * np.sin(phi), c], axis=1)
+    # A rotation taking +z to `down`.
+    a = np.cross([0.0, 0.0, 1.0], down)
+    s, cz = float(np.linalg.norm(a)), float(down[2])
+    if s < 1e-12:
+        return local if cz > 0 else local * np.array([1.0, -1.0, -1.0])
+    a /= s
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    R = np.eye(3) + s * K + (1.0 - cz) * K @ K
+    return np.asarray(local @ R.T)
+
+
 def sole_points(robot: Model, q: np.ndarray, ankle: str) -> tuple[np.ndarray, np.ndarray]:
     """The foot's geometry as points ``(k, 3)`` in the ``ankle`` frame [m] with a radius
     ``(k,)`` [m] each: every collision and visual shape on the ankle's frame and the
-    frames below it (toes), posed at ``q``, and those frames' origins. The sole is their
-    lowest point: :func:`sole_floor`."""
+    frames below it (toes), posed at ``q``, and those frames' origins; of these, the
+    points that are lowest along some direction within :data:`SOLE_CONE` of the world's
+    down at ``q`` (a foot is never turned further; tens of points stand for a mesh's
+    thousands, to within a quarter of a millimetre). The sole is their lowest point:
+    :func:`sole_floor`. Kept per robot, ankle and ``q`` for the next call."""
+    q = np.asarray(q, dtype=np.float64)
+    key = (id(robot), ankle)
+    got = _SOLES.get(key)
+    if got is not None and got[0] is robot and got[1] == q.tobytes():
+        return got[2]
     k = robot.frame_index(ankle)
     names = robot.frame_names
     below = [n for n in names if k in robot.ancestors(robot.frame_index(n))]
@@ -87,20 +120,31 @@ def sole_points(robot: Model, q: np.ndarray, ankle: str) -> tuple[np.ndarray, np
         pts.append(T_local[None, :3, 3])
         rad.append(np.zeros(1))
         for shape in robot.geometry.get(n, ()):
-            got = _shape_points(shape)
-            if got is None:
+            shape_points = _shape_points(shape)
+            if shape_points is None:
                 continue
             W = T_local @ shape.origin
-            pts.append(got[0] @ W[:3, :3].T + W[:3, 3])
-            rad.append(got[1])
-    return np.concatenate(pts), np.concatenate(rad)
+            pts.append(shape_points[0] @ W[:3, :3].T + W[:3, 3])
+            rad.append(shape_points[1])
+    P, r = np.concatenate(pts), np.concatenate(rad)
+    down = T_ankle_inv[:3, :3] @ np.array([0.0, 0.0, -1.0])
+    D = _down_cone(down, SOLE_DIRECTIONS, SOLE_CONE)
+    keep = np.unique(np.argmax(P @ D.T + r[:, None], axis=0))
+    out = (np.ascontiguousarray(P[keep]), np.ascontiguousarray(r[keep]))
+    if len(_SOLES) >= 16:
+        _SOLES.pop(next(iter(_SOLES)))
+    _SOLES[key] = (robot, q.tobytes(), out)
+    return out
 
 
 def sole_floor(R: np.ndarray, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
     """How high ``(n,)`` [m] the ankle must be for the sole (``points``, ``radius`` of
     :func:`sole_points`) to touch the ground ``z = 0`` with the ankle turned by ``R``
     ``(n, 3, 3)``: minus the lowest point's height relative to the ankle."""
-    z = np.einsum("nj,kj->nk", R[:, 2, :], points) - radius
+    up = R[:, 2, :]  # the world's z axis in the ankle frame, per frame
+    z = up[:, 0, None] * points[:, 0] + up[:, 1, None] * points[:, 1]
+    z += up[:, 2, None] * points[:, 2]
+    z -= radius
     return np.asarray(-z.min(axis=1))
 
 
