@@ -100,7 +100,8 @@ def sole_points(robot: Model, q: np.ndarray, ankle: str) -> tuple[np.ndarray, np
     frames below it (toes), posed at ``q``, and those frames' origins; of these, the
     points that are lowest along some direction within :data:`SOLE_CONE` of the world's
     down at ``q`` (a foot is never turned further; tens of points stand for a mesh's
-    thousands, to within a quarter of a millimetre). The sole is their lowest point:
+    thousands, to within half a millimetre: 0.07, 0.3, 0.4 mm on the G1, GR3 and Talos
+    feet over 2,000 tilts up to 70 degrees). The sole is their lowest point:
     :func:`sole_floor`. Kept per robot, ankle and ``q`` for the next call."""
     q = np.asarray(q, dtype=np.float64)
     key = (id(robot), ankle)
