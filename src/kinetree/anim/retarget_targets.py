@@ -20,7 +20,11 @@ to the robot body part by body part:
   whole leg's ratio, so that a planted source ankle stays planted).
 * **contacts**: while the source's ankle is planted (:func:`~.contacts.detect_contacts`)
   the robot's ankle target is held (:func:`~.retarget_feet.hold_feet`) on the ground
-  (``z = h_r``, the robot's sole height); a target is never below ``h_r``.
+  (``z = h_r``, the robot's sole height); a target is never so low that the sole (the
+  lowest point of the foot's geometry, :func:`~.retarget_feet.sole_points`), turned as
+  the target is, goes below the ground ``z = 0``.
+* **left out**: point targets that other targets already fix (a rigid toe under a posed
+  ankle, a head link whose position is the torso's), see :func:`_rigid_points`.
 * **reach**: an ankle target farther from its hip than ``REACH`` of the leg lowers the
   pelvis (and all above it), a hand target is pulled in towards its shoulder: a
   straight knee or elbow is a singularity the solver cannot bend out of.
