@@ -245,8 +245,10 @@ def retarget_cmd(
             f"within limits: {'yes' if q['within_limits'] else 'NO'}; max joint speed "
             f"{q['max_joint_speed']:.1f} rad/s ({len(info['speed_capped_frames'])} frames "
             f"capped); walked {q['distance']:.2f} m vs {q['distance_source']:.2f} m scaled "
-            f"source (ratio {q['distance_ratio']:.3f})"
+            f"source (ratio {q['distance_ratio']:.3f}); {q['spikes']} spikes"
         )
+        for w in q["warnings"]:
+            typer.echo(f"warning: {w}")
         typer.echo(f"wrote {out}")
     if gif is not None:
         from .anim.retarget_source import source_in_robot_world

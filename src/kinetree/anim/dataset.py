@@ -92,10 +92,12 @@ class DatasetRun:
             med = " / ".join(f"{1e3 * f['slide_median']:.2f}" for f in feet) or "-"
             top = " / ".join(f"{1e3 * f['slide_max']:.1f}" for f in feet) or "-"
             dip = max((f["dip_max"] for f in feet), default=0.0)
+            warned = len(q.get("warnings", ()))
+            status = "ok" if not warned else f"ok, {warned} warning{'s' * (warned > 1)}"
             rows.append(
                 f"| {name} | {o.frames} | {o.seconds:.2f} | {o.frames / max(o.seconds, 1e-9):.0f}"
                 f" | {'yes' if q['within_limits'] else 'NO'} | {med} | {top} | {1e3 * dip:.1f} "
-                f"| {q['distance_ratio']:.3f} | ok |"
+                f"| {q['distance_ratio']:.3f} | {status} |"
             )
         ok = len(self.outcomes) - len(self.failed)
         rows.append("")

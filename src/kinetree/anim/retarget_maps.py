@@ -18,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidValueError, UnknownNameError
 from ..io.body_parts import ROLES, describe, find_body_parts
 from ..model import Model
+from .robots import joint_centre
 
-__all__ = ["ROBOT_MAPS", "SKELETON_MAPS", "RetargetMap", "guess_map", "make_map"]
+__all__ = ["ROBOT_MAPS", "SKELETON_MAPS", "RetargetMap", "guess_map", "limb_roots", "make_map"]
 
 
 def _sided(table: Mapping[str, str], left: str, right: str) -> dict[str, str]:
@@ -137,11 +140,16 @@ class RetargetMap:
             points.
         report: how the map was made (names of the tables, or what the guess paired
             and left out).
+        offsets: ``{robot frame: (x, y, z)}`` [m, in that frame] where the body part's
+            point is not the frame's origin: a shoulder or hip guessed from names sits
+            at its joints' centre (:func:`limb_roots`); a ready-made table names the
+            point itself and has none.
     """
 
     pairs: Mapping[str, str]
     roles: Mapping[str, str] = field(default_factory=dict)
     report: str = ""
+    offsets: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
 
     def role(self, role: str) -> tuple[str, str] | None:
         """``(source joint, robot frame)`` of a role, or None."""
@@ -204,6 +212,28 @@ def _join(src: Mapping[str, str], dst: Mapping[str, str]) -> tuple[dict[str, str
     return pairs, roles
 
 
+def limb_roots(robot: Model, parts: Mapping[str, str]) -> dict[str, tuple[float, float, float]]:
+    """``{robot frame: offset}`` [m, in the frame] that puts each shoulder and hip of
+    ``parts`` (``{role: frame}``) at the centre of the joints between it and the body
+    (the chest, a clavicle, the pelvis: :func:`~.robots.joint_centre`, at the neutral
+    pose). Robots such as Fourier's GR1 and GR3 chain a shoulder or hip from three
+    one-axis links whose origins run 7 to 14 cm down the limb; the name-found frame (the
+    deepest of them) is then not where the limb turns. Offsets under 1 mm are left out."""
+    q = robot.neutral()
+    out: dict[str, tuple[float, float, float]] = {}
+    for side in ("l", "r"):
+        for role, body in (("shoulder", (f"clavicle_{side}", "chest")), ("hip", ("pelvis",))):
+            frame = parts.get(f"{role}_{side}")
+            parent = next((parts[b] for b in body if b in parts), None)
+            if frame is None or parent is None:
+                continue
+            T = np.asarray(robot.fk(q, frame))
+            local = T[:3, :3].T @ (joint_centre(robot, q, frame, parent) - T[:3, 3])
+            if float(np.linalg.norm(local)) >= 1e-3:
+                out[frame] = (float(local[0]), float(local[1]), float(local[2]))
+    return out
+
+
 def guess_map(source: Model, robot: Model) -> RetargetMap:
     """Pair the body parts found on both models by name and tree (see
     :func:`~kinetree.io.body_parts.find_body_parts`); a ready-made robot table is used
@@ -212,6 +242,7 @@ def guess_map(source: Model, robot: Model) -> RetargetMap:
     table = _robot_table(robot)
     dst = table[1] if table is not None else find_body_parts(robot)
     pairs, roles = _join(src, dst)
+    offsets = limb_roots(robot, dst) if table is None else {}
     lines = [f"source {source.name!r}: found by name"]
     lines += [f"  {line}" for line in describe(src).splitlines()]
     how = f"the ready-made {table[0]!r} table" if table is not None else "found by name"
@@ -219,10 +250,16 @@ def guess_map(source: Model, robot: Model) -> RetargetMap:
     lines += [f"  {line}" for line in describe(dst).splitlines()]
     lines.append("paired:")
     lines += [f"  {roles[j]}: {j} -> {f}" for j, f in pairs.items()]
+    lines += [_offset_line(f, o) for f, o in offsets.items() if f in pairs.values()]
     left = [r for r in ROLES if (r in src) != (r in dst)]
     if left:
         lines.append(f"left out (found on one side only): {', '.join(left)}")
-    return RetargetMap(pairs, roles, "\n".join(lines))
+    return RetargetMap(pairs, roles, "\n".join(lines), offsets)
+
+
+def _offset_line(frame: str, offset: tuple[float, float, float]) -> str:
+    mm = 1000.0 * float(np.linalg.norm(offset))
+    return f"  {frame}: at its joints' centre, {mm:.0f} mm from the frame's origin"
 
 
 def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
@@ -256,8 +293,11 @@ def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
         table = _robot_table(robot)
         dst = table[1] if table is not None else find_body_parts(robot)
         pairs, roles = _join(src, dst)
+        offsets = limb_roots(robot, dst) if table is None else {}
         robot_how = f"robot table {table[0]!r}" if table is not None else "robot parts by name"
-        out = RetargetMap(pairs, roles, f"skeleton table {mapping!r} joined with {robot_how}")
+        report = "\n".join([f"skeleton table {mapping!r} joined with {robot_how}",
+                             *(_offset_line(f, o) for f, o in offsets.items())])  # fmt: skip
+        out = RetargetMap(pairs, roles, report, offsets)
     elif isinstance(mapping, Mapping):
         pairs = {}
         for j, f in mapping.items():

@@ -20,7 +20,11 @@ to the robot body part by body part:
   whole leg's ratio, so that a planted source ankle stays planted).
 * **contacts**: while the source's ankle is planted (:func:`~.contacts.detect_contacts`)
   the robot's ankle target is held (:func:`~.retarget_feet.hold_feet`) on the ground
-  (``z = h_r``, the robot's sole height); a target is never below ``h_r``.
+  (``z = h_r``, the robot's sole height); a target is never so low that the sole (the
+  lowest point of the foot's geometry, :func:`~.retarget_feet.sole_points`), turned as
+  the target is, goes below the ground ``z = 0``.
+* **left out**: point targets that other targets already fix (a rigid toe under a posed
+  ankle, a head link whose position is the torso's), see :func:`_rigid_points`.
 * **reach**: an ankle target farther from its hip than ``REACH`` of the leg lowers the
   pelvis (and all above it), a hand target is pulled in towards its shoulder: a
   straight knee or elbow is a singularity the solver cannot bend out of.
@@ -41,7 +45,8 @@ from .retarget_feet import (
     drop_to_reach,
     hold_feet,
     smooth_above,
-    sole_height,
+    sole_floor,
+    sole_points,
     untwisted_mean,
 )
 from .retarget_source import SourceFrames
@@ -52,11 +57,14 @@ __all__ = ["REACH", "ROLE_WEIGHTS", "RobotTargets", "build_targets"]
 #: Weights of the IK target of each kind of role: (position [1/m], orientation [1/rad]);
 #: only their ratios matter. Kinds absent here (hips, shoulders, clavicles, spine, neck)
 #: and kinds at (0, 0) only anchor the limbs below them. Pairs without a role: a point
-#: at :data:`OTHER_WEIGHT`.
+#: at :data:`OTHER_WEIGHT`. The head weighs 150 times less than a foot: its target
+#: hangs from the chest's, which a robot whose spine differs from the source's cannot
+#: follow closely (5-7 cm off on Fourier's GR1 and GR3); at 0.1 it made the built-in
+#: humanoid's neck alternate frame by frame on the CMU walk (7 spikes, 0 at 0.02).
 ROLE_WEIGHTS: dict[str, tuple[float, float]] = {
     "pelvis": (1.0, 1.0),
     "chest": (0.0, 0.3),
-    "head": (0.1, 0.0),
+    "head": (0.02, 0.0),
     "ankle": (3.0, 1.0),
     "toe": (0.2, 0.0),
     "knee": (0.0, 0.0),
@@ -86,6 +94,9 @@ class RobotTargets:
         segment_scale: ``{source joint: s_j}`` of the limb points.
         ground: ``{ankle frame: h_r}`` the planted height [m] of each robot ankle.
         pelvis_drop: ``(n_frames,)`` how far the pelvis was lowered for reach [m].
+        soles: ``{ankle frame: (points (k, 3), radii (k,))}`` the foot's geometry in the
+            ankle frame [m] (:func:`~.retarget_feet.sole_points`); the ground is ``z = 0``.
+        left_out: ``{robot frame: reason}`` mapped frames whose target was left out.
     """
 
     frames: tuple[str, ...]
@@ -97,6 +108,8 @@ class RobotTargets:
     segment_scale: dict[str, float] = field(default_factory=dict)
     ground: dict[str, float] = field(default_factory=dict)
     pelvis_drop: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    soles: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def _kind(role: str | None) -> str | None:
@@ -115,12 +128,16 @@ def _weights(role: str | None) -> tuple[float, float]:
 class _Builder:
     """The pieces of :func:`build_targets`, sharing the rest poses of both sides."""
 
-    def __init__(self, src: SourceFrames, pairs: Mapping[str, str],
-                 roles: Mapping[str, str], robot: Model):  # fmt: skip
+    def __init__(self, src: SourceFrames, pairs: Mapping[str, str], roles: Mapping[str, str],
+                 robot: Model, offsets: Mapping[str, tuple[float, float, float]]):  # fmt: skip
         self.src, self.pairs, self.roles, self.robot = src, pairs, roles, robot
         self.n = src.T.shape[0]
         self.q_rest = robot.neutral()
         self.Tr = {f: np.asarray(robot.fk(self.q_rest, f)) for f in pairs.values()}
+        for f, off in offsets.items():  # a body part's point off its frame's origin
+            if f in self.Tr:
+                self.Tr[f] = self.Tr[f].copy()
+                self.Tr[f][:3, 3] += self.Tr[f][:3, :3] @ np.asarray(off, dtype=np.float64)
         self.Ts = {j: src.T[:, src.index(j)] for j in pairs}
         self.Ts0 = {j: src.T_rest[src.index(j)] for j in pairs}
         self.by_role = {r: j for j, r in roles.items()}
@@ -191,6 +208,7 @@ def build_targets(
     contact_height: float = 0.05,
     contact_speed: float = 0.35,
     blend: float = 0.08,
+    offsets: Mapping[str, tuple[float, float, float]] | None = None,
 ) -> RobotTargets:
     """The robot's targets for every frame of ``src`` (see the module docstring).
 
@@ -198,9 +216,10 @@ def build_targets(
     joint -> role (a ``pelvis`` is required); ``parent_of``: each mapped source joint's
     nearest mapped ancestor (None for the pelvis). ``contact_height`` [m] and
     ``contact_speed`` [m/s] are the source's contact thresholds; ``blend`` [s] the ramp
-    into and out of a planted hold.
+    into and out of a planted hold; ``offsets`` (:attr:`~.retarget_maps.RetargetMap.offsets`)
+    the points of body parts that are not their frame's origin.
     """
-    b = _Builder(src, pairs, roles, robot)
+    b = _Builder(src, pairs, roles, robot, offsets or {})
     n, Ts, Ts0, Tr = b.n, b.Ts, b.Ts0, b.Tr
     pelvis = b.by_role["pelvis"]
     legs = b.legs()
@@ -216,7 +235,8 @@ def build_targets(
         L_r = L_s = 1.0
         d_r = d_s = 0.0
     s_leg = L_r / L_s
-    ground = {pairs[a]: sole_height(robot, b.q_rest, pairs[a]) for a in ankles}
+    soles = {pairs[a]: sole_points(robot, b.q_rest, pairs[a]) for a in ankles}
+    ground = {f: max(0.0, float(sole_floor(Tr[f][None, :3, :3], *soles[f])[0])) for f in soles}
     h_r = float(np.mean(list(ground.values()))) if ground else 0.0
     lows = [Ts[a][:, 2, 3] for a in ankles] or [src.T[:, :, 2, 3].min(axis=1)]
     h_s = float(np.percentile(np.min(lows, axis=0), 5.0))
@@ -261,7 +281,7 @@ def build_targets(
         T = np.zeros((n, 4, 4))
         T[:, 3, 3] = 1.0
         T[:, :3, 3], T[:, :3, :3] = P_t[a], R_t[a]
-        feet[a] = hold_feet(T, contact_of[a], ground[pairs[a]], blend_frames)
+        feet[a] = hold_feet(T, contact_of[a], ground[pairs[a]], blend_frames, soles[pairs[a]])
         if a in legs:
             hip, L = legs[a][0], legs[a][1]
             drop = np.maximum(drop, drop_to_reach(P_t[hip], feet[a][:, :3, 3], REACH * L))
@@ -280,9 +300,10 @@ def build_targets(
     frames: list[str] = []
     poses: list[np.ndarray] = []
     weights: list[tuple[float, float]] = []
+    left_out = _rigid_points(robot, pairs, roles)
     for j, f in pairs.items():
         wp, wr = _weights(roles.get(j))
-        if wp == 0.0 and wr == 0.0:
+        if (wp == 0.0 and wr == 0.0) or f in left_out:
             continue
         if j in feet:
             T = feet[j]
@@ -300,5 +321,46 @@ def build_targets(
     return RobotTargets(
         frames=tuple(frames), poses=np.stack(poses, axis=1), weights=np.array(weights),
         q_init=b.first_guess(T_pelvis), contacts={pairs[a]: c for a, c in contact_of.items()},
-        s_leg=s_leg, segment_scale=scale, ground=ground, pelvis_drop=drop,
+        s_leg=s_leg, segment_scale=scale, ground=ground, pelvis_drop=drop, soles=soles,
+        left_out=left_out,
     )  # fmt: skip
+
+
+def _rigid_points(
+    robot: Model, pairs: Mapping[str, str], roles: Mapping[str, str]
+) -> dict[str, str]:
+    """``{robot frame: reason}`` for the point targets that other targets already fix.
+
+    A frame's pose is fixed when its whole pose is a target (an ankle, the pelvis), or
+    when its orientation is one and at most three joints turn it relative to a fixed
+    frame (a chest on a three-joint waist above the pelvis). A point target whose
+    position only joints moving such a frame move (a toe on a robot without toe joints;
+    a head link on the neck's first axis, its position the torso's) is then either met
+    already or in conflict with those targets (the source's toe or head is not where
+    the robot's rigid one is); its rows make the IK's system singular, and however
+    small its weight, the undamped steps follow it. Left out, with the reason."""
+    q = robot.neutral()
+    J = {f: np.asarray(robot.jacobian(q, f)) for f in pairs.values()}
+    # The DoF (Jacobian columns) that move a frame at all, and those that move its origin.
+    moves = {
+        f: frozenset(np.flatnonzero(np.abs(Jf).max(axis=0) > 0).tolist()) for f, Jf in J.items()
+    }
+    shifts = {
+        f: frozenset(np.flatnonzero(np.linalg.norm(Jf[:3], axis=0) > 1e-9).tolist())
+        for f, Jf in J.items()
+    }
+    fixed = [f for j, f in pairs.items() if min(_weights(roles.get(j))) > 0]
+    for j, f in pairs.items():
+        wp, wr = _weights(roles.get(j))
+        if wr > 0 and wp == 0 and f not in fixed:
+            if any(moves[g] <= moves[f] and len(moves[f] - moves[g]) <= 3 for g in fixed):
+                fixed.append(f)
+    out: dict[str, str] = {}
+    for j, f in pairs.items():
+        wp, wr = _weights(roles.get(j))
+        if wp == 0.0 or wr > 0.0:
+            continue
+        by = next((g for g in fixed if g != f and shifts[f] <= moves[g]), None)
+        if by is not None:
+            out[f] = f"only joints that move {by!r}, whose pose other targets fix, move it"
+    return out

@@ -312,6 +312,7 @@ def retarget_robot(
     tg = build_targets(
         src, pairs, mp.roles, _parents(source_model, mp), robot_model,
         contacts=contacts, contact_height=contact_height, contact_speed=contact_speed,
+        offsets=mp.offsets,
     )  # fmt: skip
     t2 = time.perf_counter()
     targets = _ik_targets(tg)
@@ -393,6 +394,12 @@ def retarget_robot(
         "self_collision": margin is not None,
         "collision_frames": resolved,
         "target_frames": tg.frames,
+        "point_frames": tuple(f for f, w in zip(tg.frames, tg.weights) if w[0] > 0),
+        "target_rotations": {
+            f: tg.poses[:, t, :3, :3] for t, f in enumerate(tg.frames) if tg.weights[t][1] > 0
+        },
+        "left_out_targets": tg.left_out,
+        "soles": tg.soles,
         "timing": {
             "source": t1 - t0,
             "targets": t2 - t1,

@@ -28,6 +28,7 @@ __all__ = [
     "free_base",
     "free_joint_of",
     "has_free_base",
+    "joint_centre",
     "load_robot",
     "velocity_limits",
 ]
@@ -207,3 +208,39 @@ def velocity_limits(model: Model) -> dict[str, float]:
         if v > 0 and np.isfinite(v):
             out[str(name)] = v
     return out
+
+
+def joint_centre(model: Model, q: np.ndarray, frame: str, parent: str) -> np.ndarray:
+    """Where the joints between ``parent`` and ``frame`` meet at ``q``: the world point
+    ``(3,)`` [m] nearest (least squares) to the axes of the revolute DoF that move
+    ``frame`` but not ``parent``, found from the Jacobian of ``frame`` (a column's
+    angular part ``a`` is the axis, and ``p + a x v`` with ``v`` its linear part is the
+    axis point nearest the frame's origin ``p``).
+
+    A shoulder or hip built of three offset one-axis links (pitch, roll, yaw) has its
+    links' origins spread down the limb; this is the centre of rotation of the limb's
+    first joint, or the frame's origin where no axis (or only one, through it) says more.
+    """
+    p = np.asarray(model.fk(q, frame))[:3, 3]
+    own = set(model.chain(frame)) - set(model.chain(parent))
+    cols: set[int] = set()
+    for k in model.joint_indices(sorted(own)) if own else ():
+        v = int(model.q_v[int(k)])
+        cols.update((v, v + 1, v + 2) if model.quaternion_mask[int(k)] else (v,))
+    J = np.asarray(model.jacobian(q, frame))
+    # Least squares over the axis lines, with a small pull towards p so that a direction
+    # no axis fixes (one axis, or parallel ones) keeps the frame's own coordinate.
+    eps = 1e-6
+    A = eps * np.eye(3)
+    b = eps * p
+    for v in sorted(cols):
+        a, lin = J[3:, v], J[:3, v]
+        n = float(np.linalg.norm(a))
+        if n < 1e-9:
+            continue  # a prismatic DoF: no axis line
+        a = a / n
+        r0 = p + np.cross(a, lin / n)
+        P = np.eye(3) - np.outer(a, a)
+        A += P
+        b += P @ r0
+    return np.asarray(np.linalg.solve(A, b))

@@ -60,7 +60,7 @@ _LIMB_WORDS: dict[str, tuple[str, ...]] = {
     "shoulder": ("upperarm", "arm", "uparm", "shldr", "shoulder"),
     "clavicle": ("clavicle", "collar", "shoulder"),
     "hip": ("upleg", "upperleg", "thigh", "hip"),
-    "knee": ("lowerleg", "leg", "calf", "shin", "knee", "lowleg"),
+    "knee": ("lowerleg", "leg", "calf", "shin", "shank", "knee", "lowleg"),
     "ankle": ("foot", "ankle"),
     "toe": ("toebase", "toe", "toes", "ball"),
 }
