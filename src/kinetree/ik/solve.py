@@ -47,6 +47,7 @@ def solve(
     frame: str | None = None,
     *,
     q0: Any = None,
+    base: str | None = None,
     options: IKOptions | None = None,
     **kwargs: Any,
 ) -> IKResult:
@@ -58,6 +59,10 @@ def solve(
             ``{frame: target}`` for several effectors at once (stacked errors).
         q0: initial configuration ``(nq,)`` (every batch item) or ``(..., nq)``;
             default the model's neutral configuration.
+        base: a frame name: the targets are given in that frame (TRAC-IK's and
+            MoveIt's chain base; see :mod:`kinetree.ik.relative`). Without
+            ``active=`` only the joints between ``base`` and the targets' frames
+            move; an active joint that moves ``base`` is refused.
         options: an :class:`~kinetree.ik.options.IKOptions`; keyword arguments
             (``method=``, ``tol=``, ``active=``, ...; every field of ``IKOptions``)
             build one or override its fields.
@@ -73,6 +78,10 @@ def solve(
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if base is not None:
+        from .relative import relative_to_base
+
+        target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
     if type(target) is np.ndarray and target.shape == (4, 4):
         last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
         plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
