@@ -66,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..builder import ModelBuilder
 from ..errors import (
     FileFormatError,
@@ -82,7 +83,6 @@ from ..geometry import (
     GeometryWarning,
     Mesh,
     Sphere,
-    read_mesh,
 )
 from ..model import Model
 from ..spatial import rpy_to_matrix
@@ -560,8 +560,11 @@ _SHAPES = ("box", "sphere", "cylinder", "capsule", "mesh")
 def _geometry(
     root: ET.Element, source: str, finder: _Finder, meshes: bool
 ) -> dict[str, list[Geometry]]:
-    """Each link's shapes; a shape kinetree cannot read is skipped with a warning."""
+    """Each link's shapes; a shape kinetree cannot read is skipped with a warning, and
+    mesh files that are not found are named in one warning for the whole file."""
     out: dict[str, list[Geometry]] = {}
+    missing: list[str] = []
+    n_meshes = 0
     for link in root.iter("link"):
         link_name = link.get("name")
         if not link_name:
@@ -574,9 +577,28 @@ def _geometry(
                 except _Skip as exc:
                     warnings.warn(f"{where}: {exc}; skipped", GeometryWarning, stacklevel=3)
                     continue
+                if isinstance(shape, Mesh):
+                    n_meshes += 1
+                    if shape.file is None and meshes:
+                        missing.append(shape.path)
                 if shape is not None:
                     out.setdefault(link_name, []).append(shape)
+    if missing:
+        _warn_missing(source, missing, n_meshes, finder)
     return out
+
+
+def _warn_missing(source: str, missing: list[str], n_meshes: int, finder: _Finder) -> None:
+    """One warning for every mesh of a file that is not found."""
+    distinct = list(dict.fromkeys(missing))
+    shown = ", ".join(repr(p) for p in distinct[:2])
+    more = f" and {len(distinct) - 2} more" if len(distinct) > 2 else ""
+    warn_outside(
+        f"{source}: {len(missing)} of {n_meshes} meshes not found ({shown}{more}; looked "
+        f"in {finder.describe(distinct[0])}); the model loads without them: pass "
+        "package_dirs= to say where they are",
+        GeometryWarning,
+    )
 
 
 class _Skip(Exception):
@@ -621,33 +643,13 @@ def _shape(el: ET.Element, kind: str, where: str, finder: _Finder, meshes: bool)
         if scale is None or not all(math.isfinite(v) for v in scale):
             raise _Skip(f"<mesh> attribute scale={scale_text!r} must be 1 or 3 finite numbers")
         scale3 = (scale * 3)[:3]
-        # meshes=False: the path is looked up but nothing is read, and a missing file is
-        # not worth a warning (nobody asked for the mesh).
-        file = finder.find(path)
-        vertices = faces = None
-        if file is None and meshes:
-            warnings.warn(
-                f"{where}: mesh {path!r} not found (looked in {finder.describe(path)}); "
-                "kept as a path without vertices; pass package_dirs= to say where it is",
-                GeometryWarning,
-                stacklevel=4,
-            )
-        elif meshes and file is not None:
-            try:
-                vertices, faces = read_mesh(file, (scale3[0], scale3[1], scale3[2]))
-            except Exception as exc:  # any reader failure: the kinematics still loads
-                warnings.warn(
-                    f"{where}: mesh {str(file)!r} could not be read ({type(exc).__name__}: "
-                    f"{exc}); kept as a path without vertices",
-                    GeometryWarning,
-                    stacklevel=4,
-                )
+        # The file is looked up now and read when first used (Mesh(lazy=True));
+        # meshes=False: never read, and a missing file is not worth a warning.
         return Mesh(
             path,
             (scale3[0], scale3[1], scale3[2]),
-            vertices,
-            faces,
-            file=file,
+            file=finder.find(path),
+            lazy=meshes,
             **common,  # type: ignore[arg-type]
         )
     known = ", ".join(f"<{t}>" for t in _SHAPES)
