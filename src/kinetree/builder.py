@@ -915,12 +915,15 @@ def movable_tips(
     5. Each one is shown by the deepest frame in its subtree (for a hand: among the frames
        fixed to the split node), never a frame whose name matches
        :data:`NOT_END_EFFECTOR` (sensor, imu, camera, ...) while another is left.
-    6. The order, with ``positions`` (each node's origin at the zero configuration, z
-       up, x forward, y left as in ROS's REP 103): highest first, so hands come before
-       feet; at one height, front first; then right before left (``hand_r, hand_l,
-       foot_r, foot_l``; ``FR, FL, RR, RL``). Heights, fronts and sides within 2% of the
-       largest tip distance from the root count as equal. Without ``positions``: tree
-       order.
+    6. The order: hands, then feet. First the limbs that split off deeper in the tree
+       (more DoF from the root to where they branch: arms hang from a chest above the
+       waist joints, legs from the pelvis). Among limbs that split off equally deep, with
+       ``positions`` (each node's origin at the zero configuration, z up, x forward, y
+       left as in ROS's REP 103): highest first; at one height, front first; then right
+       before left, by name where it says (:func:`side_rank`), else by y (``hand_r,
+       hand_l, foot_r, foot_l``; ``FR, FL, RR, RL``). Heights,
+       fronts and sides within 2% of the largest tip distance from the root count as
+       equal. Without ``positions``: tree order within a depth.
 
     Without any DoF, the leaf frames (less sensors where others are left).
     """
@@ -1005,26 +1008,48 @@ def movable_tips(
         return bool(beside) and beyond[r] < max(beside) and beyond[r] not in beside
 
     reps = [r for r in reps if not unpaired_and_shorter(r)]
-    chosen: list[int] = []
+    # 6. Hands (limbs that split off deeper: the arms above the waist) before feet.
+    by_depth: dict[int, list[int]] = {}
     for r in reps:
         hand = r not in ends
         tip = pick(subtree(r, through=not hand))
-        if tip is not None and tip not in chosen:
-            chosen.append(tip)
-    if positions is not None:
-        chosen = _hands_then_feet(chosen, np.asarray(positions, dtype=np.float64))
+        if tip is not None and all(tip not in group for group in by_depth.values()):
+            by_depth.setdefault(int(n_dof[split[r]]), []).append(tip)
+    chosen: list[int] = []
+    for level in sorted(by_depth, reverse=True):
+        group = by_depth[level]
+        if positions is not None:
+            group = _hands_then_feet(group, np.asarray(positions, dtype=np.float64), node_names)
+        chosen += group
     return tuple(node_names[i] for i in chosen)
 
 
-def _hands_then_feet(tips: list[int], positions: np.ndarray) -> list[int]:
-    """``tips`` ordered highest first (z), then front first (x), then right first (y
-    ascending), values within 2% of the largest tip distance from the root equal."""
+_SIDE_WORDS = {"right": 0, "r": 0, "rgt": 0, "left": 2, "l": 2, "lft": 2}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def side_rank(name: str) -> int:
+    """0 for a right-hand frame name (``right_hand``, ``r_sole``, ``RightFoot``), 2 for a
+    left one, 1 when the name says neither."""
+    for word in _WORD.findall(name):
+        rank = _SIDE_WORDS.get(word.lower())
+        if rank is not None:
+            return rank
+    return 1
+
+
+def _hands_then_feet(tips: list[int], positions: np.ndarray, names: Sequence[str]) -> list[int]:
+    """``tips`` ordered highest first (z), then front first (x), values within 2% of the
+    largest tip distance from the root equal; then right before left, by name where it
+    says (iCub's y axis points right), else by y ascending."""
     p = positions[tips]
     tol = 0.02 * max(float(np.max(np.linalg.norm(p - positions[0], axis=1))), 1e-9)
 
     def order(group: list[int], keys: list[tuple[int, float]]) -> list[int]:
-        if len(group) < 2 or not keys:
+        if len(group) < 2:
             return group
+        if not keys:
+            return sorted(group, key=lambda t: (side_rank(names[t]), positions[t, 1]))
         (axis, sign), rest = keys[0], keys[1:]
         group = sorted(group, key=lambda t: sign * positions[t, axis])
         out: list[int] = []
@@ -1036,4 +1061,4 @@ def _hands_then_feet(tips: list[int], positions: np.ndarray) -> list[int]:
             run.append(t)
         return out + order(run, rest)
 
-    return order(list(tips), [(2, -1.0), (0, -1.0), (1, 1.0)])
+    return order(list(tips), [(2, -1.0), (0, -1.0)])

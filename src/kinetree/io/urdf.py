@@ -24,17 +24,20 @@ Lenient where other tools are (Pinocchio, pybullet), each time with a
 ``<?xml``; ``lower > upper`` read as "no limit"; a ``<mimic>`` naming a joint that is not
 there read as an independent joint (``mimic="strict"`` refuses the file instead).
 
-Supported joint types: revolute, continuous, prismatic, fixed, floating and planar;
-mimic joints follow their source joint (a ``<mimic>`` on a fixed joint has nothing to
-move and is ignored; one on a floating or planar joint, which has several coordinates,
-is ignored with a :class:`URDFWarning`). A ``floating`` joint becomes a builder
-``"free"`` joint: seven coordinates ``{joint}_x, _y, _z`` (the child origin in the
-frame ``parent @ origin`` [m]) and ``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion,
-w first). A ``planar`` joint becomes a builder ``"planar"`` joint whose plane normal is
-the URDF ``<axis>``: coordinates ``{joint}_x``, ``{joint}_y`` [m] (translations in the
-plane, along the axes :meth:`~kinetree.builder.ModelBuilder.add_joint` documents) and
-``{joint}_theta`` [rad] (rotation about the normal). The ``<limit>`` of either is
-ignored, as Pinocchio does.
+Supported joint types: revolute, continuous, prismatic, fixed, floating, planar and
+pybullet's spherical; mimic joints follow their source joint (a ``<mimic>`` on a fixed
+joint has nothing to move and is ignored; one on a floating, planar or spherical joint,
+which has several coordinates, is ignored with a :class:`URDFWarning`). A ``spherical``
+joint becomes a builder ``"ball"`` joint, as an MJCF ball joint does: four coordinates
+``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion, w first) turning the child about its
+origin; its ``<axis>`` and ``<limit>`` are ignored, as pybullet ignores them. A
+``floating`` joint becomes a builder ``"free"`` joint: seven coordinates
+``{joint}_x, _y, _z`` (the child origin in the frame ``parent @ origin`` [m]) and
+``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion, w first). A ``planar`` joint becomes a
+builder ``"planar"`` joint whose plane normal is the URDF ``<axis>``: coordinates
+``{joint}_x``, ``{joint}_y`` [m] (translations in the plane, along the axes
+:meth:`~kinetree.builder.ModelBuilder.add_joint` documents) and ``{joint}_theta`` [rad]
+(rotation about the normal). The ``<limit>`` of either is ignored, as Pinocchio does.
 
 ``floating_base=True`` gives a fixed-root robot a free base, as Pinocchio's
 ``JointModelFreeFlyer`` root joint does: a new root link :data:`FLOATING_BASE_ROOT`
@@ -109,11 +112,12 @@ class URDFWarning(UserWarning):
 
 _MIMIC_MODES = ("warn", "strict")
 
-_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 # Joints with one coordinate: the ones a <mimic> may name and follow.
 _ONE_COORDINATE = ("revolute", "continuous", "prismatic")
+_SEVERAL_COORDINATES = ("floating", "planar", "spherical")
 # URDF joint type -> the builder's, where they differ.
-_BUILDER_TYPE = {"floating": "free"}
+_BUILDER_TYPE = {"floating": "free", "spherical": "ball"}
 
 # Per joint child element: its attributes we read and how many numbers each holds
 # (0: a non-empty name).
@@ -435,7 +439,7 @@ def _to_model(
                 )
                 limits = None
         mimic = None
-        if j.mimic is not None and j.type in ("floating", "planar"):
+        if j.mimic is not None and j.type in _SEVERAL_COORDINATES:
             warnings.warn(
                 f"{source}: joint {j.name!r}: a {j.type} joint has several coordinates and "
                 f"cannot mimic {j.mimic.joint!r}; kinetree ignores its <mimic>",
@@ -465,7 +469,8 @@ def _to_model(
         with _in_file(source):
             b.add_joint(
                 j.name, j.parent, j.child, type=_BUILDER_TYPE.get(j.type, j.type),
-                axis=axis if j.type not in ("fixed", "floating") else "z", origin=origin,
+                axis=axis if j.type not in ("fixed", "floating", "spherical") else "z",
+                origin=origin,
                 limits=limits, mimic=mimic,
             )  # fmt: skip
     b.metadata["source"] = source
