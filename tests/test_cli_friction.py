@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import kinetree
 import kinetree.anim.robot_retarget as robot_retarget
-from kinetree.cli import EXIT_USAGE, app, in_cli_words
+from kinetree.cli import EXIT_USAGE, app
 from kinetree.errors import InvalidValueError
 
 runner = CliRunner()
@@ -41,6 +41,8 @@ def test_retarget_takes_a_bundled_clips_name(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_messages_name_the_flags_not_python_arguments(tmp_path: Path) -> None:
+    from kinetree.cli import in_cli_words
+
     r = runner.invoke(app, ["retarget", "cmu_walk", "--robot", "humanoid", "--map", "cmu",
                             "--scale=-1", "-o", str(tmp_path / "w.npz")])  # fmt: skip
     assert r.exit_code == EXIT_USAGE, r.output
