@@ -138,3 +138,17 @@ def test_a_world_offset_base_is_exact_for_a_built_arm() -> None:
     # the same numbers as a world target miss by the mount's offset
     wrong = arm.fk(arm.ik(Position(p_pedestal_tip), "tip").q, "tip", base="pedestal")
     assert np.linalg.norm(wrong[:3, 3] - p_pedestal_tip) > 0.5
+
+
+def test_closed_form_branches_in_a_base_frame() -> None:
+    arm = ur5_from_urdf()
+    q = np.array([0.4, -1.2, 1.1, -0.3, 0.9, 2.0])
+    T_base_tool = arm.fk(q, "tool0", base="base")
+    Q = arm.ik_all(T_base_tool, "tool0", base="base")
+    assert Q.shape[0] >= 1
+    assert np.max(np.abs(arm.fk(Q, "tool0", base="base") - T_base_tool)) <= TOL
+    assert np.min(np.max(np.abs(np.angle(np.exp(1j * (Q - q)))), axis=1)) <= 1e-8
+    with pytest.raises(UnsupportedError, match="base 'shoulder_link' moves"):
+        arm.ik_all(np.eye(4), "tool0", base="shoulder_link")
+    with pytest.raises(UnsupportedError, match="CPU only"):
+        arm.ik(T_base_tool, "tool0", base="base", device="cuda")

@@ -614,6 +614,11 @@ class Model:
         (:func:`kinetree.gpu.ik`)."""
         if "device" in options:
             if options["device"] != "cpu":
+                if options.get("base") is not None:
+                    raise UnsupportedError(
+                        "ik(base=...) runs on the CPU only; on a GPU give world targets "
+                        "(T_world_base @ T, with T_world_base = model.fk(q0, base))"
+                    )
                 from .gpu import ik as ik_on
 
                 return ik_on(self, target, frame, **options)

@@ -424,10 +424,20 @@ def raise_status(status: int, where: str = "") -> None:
         )
 
 
-def solve_all(model: Model, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
-    """Every closed-form solution ``(n, nq)`` (empty when unreachable); see ``ik.analytic``."""
+def solve_all(
+    model: Model, target: Any, frame: str | None = None, base: str | None = None, **options: Any
+) -> np.ndarray:
+    """Every closed-form solution ``(n, nq)`` (empty when unreachable); see ``ik.analytic``.
+
+    ``base``: the target is given in that frame; every joint moves in a closed form, so
+    no joint may move the base (:mod:`kinetree.ik.relative`)."""
     from .analytic import solve_all as _solve_all
 
     if options:
         raise InvalidValueError(f"ik_all takes no options, got: {', '.join(options)}")
+    if base is not None:
+        from .relative import relative_to_base
+
+        everything = IKOptions(active=model.joint_names)
+        target, frame, _ = relative_to_base(model, target, frame, base, None, everything)
     return _solve_all(model, target, frame)
