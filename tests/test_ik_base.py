@@ -13,9 +13,14 @@ import kinetree as kt
 from kinetree import Orientation, Pose, Position
 from kinetree.errors import InvalidValueError, UnknownNameError, UnsupportedError
 from kinetree.spatial import rot_z, translation
-from test_analytic_files import ur5_from_urdf
+from robot_data import example_robot_data
 
 TOL = 1e-9  # [m] and rotation-matrix entries
+
+
+def ur5_from_urdf() -> kt.Model:
+    """ROS-Industrial's UR5 as example-robot-data ships it (skipped without it)."""
+    return kt.load(example_robot_data() / "ur_description" / "urdf" / "ur5_robot.urdf")
 
 
 @pytest.fixture(scope="module")
