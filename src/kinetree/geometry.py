@@ -13,7 +13,8 @@ in the model's unit (m), as in URDF:
 - :class:`Mesh` a triangle mesh file: ``path`` as written in the file (``package://...``),
   ``file`` where it was found (None when it was not), ``scale`` per axis, and
   ``vertices`` (n, 3) [m, scale applied] and ``faces`` (m, 3) vertex indices when the
-  file could be read (through trimesh), else None.
+  file could be read (through trimesh), else None. URDF meshes are read when first
+  used (``Mesh(lazy=True)``): loading a robot opens no mesh file.
 """
 
 from __future__ import annotations

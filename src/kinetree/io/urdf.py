@@ -10,8 +10,10 @@ The kinematic part of the file decides whether it loads: the ``<robot>`` name, e
 transmissions and the like are never looked at. Each link's ``<visual>`` and
 ``<collision>`` shapes are read into :attr:`Model.geometry` (:mod:`kinetree.geometry`),
 but a shape never stops a load: an unknown or malformed one is skipped with a
-:class:`~kinetree.geometry.GeometryWarning`, and a mesh file that cannot be found or read
-keeps its path with ``vertices=None`` (also a warning).
+:class:`~kinetree.geometry.GeometryWarning`. Mesh files are looked up at load, and those
+not found are named in one warning per file (they keep their path with
+``vertices=None``); the files found are read when first used (drawing, collision
+spheres, the soles of retargeting), and one that cannot be read then warns once.
 
 Mesh paths (``package://pkg/...``, ``file://...``, relative or absolute) are looked up
 in, in order: the ``package_dirs`` given (each a folder holding packages, or a package
