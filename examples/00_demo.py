@@ -2,7 +2,8 @@
 of each, an arm reaching a target step by step (seed 000's first figure), the
 humanoid's three reach cases side by side (seed 000, section 3.2), a BVH walk
 played back, the Panda with its meshes (when example-robot-data is installed) and a
-convergence plot of the IK methods. Everything lands in out/.
+convergence plot of the IK methods. Everything lands in ``out/`` under the folder it
+is run from.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import numpy as np
 import kinetree
 from kinetree import Position, anim, viz
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "out"
+OUT = Path.cwd() / "out"  # beside the caller (``make demo``: the checkout's out/)
 
 
 def fk_of_builtins() -> None:
@@ -63,7 +63,7 @@ def humanoid_cases() -> None:
 
 
 def bvh_playback() -> None:
-    clip = kinetree.read_bvh(ROOT / "tests" / "data" / "bvh" / "cmu_12_01_walk.bvh", up="z")
+    clip = kinetree.read_bvh(kinetree.data.path("cmu_walk"), up="z")
     step = max(1, round(clip.fps / 24))
     qs = clip.q[: int(4 * clip.fps) : step]
     print(f"BVH: {clip.n_frames} frames at {clip.fps:.0f} fps, {clip.model.dof} DoF; "

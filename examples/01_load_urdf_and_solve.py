@@ -2,7 +2,7 @@
 
 The URDF is the Panda that ships inside the package (``kinetree/models/data``),
 found through ``importlib.resources`` so the script runs from any folder. Writes
-``out/01_solution.json``.
+``out/01_solution.json`` in the folder it is run from.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import kinetree
 from kinetree.spatial import pose_error, rpy_to_matrix, translation
 
-OUT = Path(__file__).resolve().parents[1] / "out"
+OUT = Path.cwd() / "out"  # beside the caller: the folder the script is run from
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 Presets name sets of joints (``right_arm``, ``right_arm+spine``, ``above_hips``);
 ``rest="neutral"`` pulls the joints the task leaves free toward the rest pose, so
 the body stays natural instead of twisting. Writes ``out/03_humanoid_reach.png``
-(needs matplotlib: the ``viz`` extra).
+in the folder it is run from (needs matplotlib: the ``viz`` extra).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import kinetree
 from kinetree import Position
 
-OUT = Path(__file__).resolve().parents[1] / "out"
+OUT = Path.cwd() / "out"  # beside the caller: the folder the script is run from
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ The walk ships with the package (``kinetree.data.path("cmu_walk")``). IK moves
 only the right arm (``RightArm``, ``RightForeArm``) on every frame, warm-started
 from the frame before, so the rest of the body keeps the original motion.
 Lengths are the file's (the CMU skeleton's units), Y is up. Writes
-``out/04_walk_hand_raised.bvh``.
+``out/04_walk_hand_raised.bvh`` in the folder it is run from.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import kinetree
 from kinetree import anim, data
 
-OUT = Path(__file__).resolve().parents[1] / "out"
+OUT = Path.cwd() / "out"  # beside the caller: the folder the script is run from
 LIFT = np.array([0.0, 2.0, 0.0])  # [file units] up
 
 

@@ -246,3 +246,86 @@ def test_near_and_at_wrist_singularity(name: str) -> None:
         assert pos <= FK_TOL and rot <= FK_TOL
         if k % 2 == 0:  # q4 - q6 is conditioned 1 / sin q5: 1e-16 in the pose, ~1e-9 here
             assert np.min(wrapped_distance(Q, q)) <= 1e-6
+
+
+def _tool_errors(model: kt.Model, Q: np.ndarray, frame: str, T: np.ndarray) -> float:
+    """Largest entry of ``fk(Q, frame) - T`` (metres and rotation-matrix entries)."""
+    return float(np.max(np.abs(model.fk(Q, frame) - T), initial=0.0))
+
+
+def test_tool0_of_the_ur5_urdf_is_solved_in_closed_form() -> None:
+    """ROS-Industrial's ``tool0`` hangs off ``wrist_3_link`` beside ``ee_link``: every
+    branch puts ``tool0`` itself on the target, the generating q among them."""
+    model = ur5_from_urdf()
+    assert model.end_effectors[0] != "tool0"
+    rng = np.random.default_rng(12)
+    lo, hi = model.limits[:, 0], model.limits[:, 1]
+    for _ in range(20):
+        q = rng.uniform(lo, hi)
+        T_world_tool0 = model.fk(q, "tool0")
+        Q = model.ik_all(T_world_tool0, "tool0")
+        assert Q.shape[0] >= 1
+        assert _tool_errors(model, Q, "tool0", T_world_tool0) <= FK_TOL
+        assert np.min(wrapped_distance(Q, q)) <= 1e-8
+    res = model.ik(T_world_tool0, "tool0", method="analytic")
+    assert res.success
+    assert _tool_errors(model, res.q[None], "tool0", T_world_tool0) <= FK_TOL
+
+
+def _arm_with_tools() -> kt.Model:
+    """A UR-structured 6R arm (axes z, y, y, y, z, y) whose flange carries a tool on a
+    fixed link and a camera on the tool, both rotated and offset."""
+    b = kt.ModelBuilder("tooled_arm", root="base")
+    joints = [  # (axis, origin of the child in the parent) [m]
+        ("z", translation([0.0, 0.0, 0.12])),
+        ("y", translation([0.0, 0.15, 0.0])),
+        ("y", translation([0.0, -0.1, 0.5])),
+        ("y", translation([0.0, 0.0, 0.4])),
+        ("z", translation([0.0, 0.1, 0.0])),
+        ("y", translation([0.0, 0.0, 0.1])),
+    ]
+    parent = "base"
+    for i, (axis, origin) in enumerate(joints, start=1):
+        b.add_joint(f"j{i}", parent, f"l{i}", axis=axis, origin=origin, limits=(-PI, PI))
+        parent = f"l{i}"
+    b.add_frame("flange", "l6", origin=translation([0.0, 0.08, 0.0]))
+    b.add_joint("tool_mount", "l6", "tool_link", type="fixed",
+                origin=translation([0.03, 0.2, -0.05]) @ rot_x(0.7) @ rot_z(-1.1))  # fmt: skip
+    b.add_frame("camera", "tool_link", origin=translation([0.0, 0.04, 0.02]) @ rot_z(2.0))
+    b.set_end_effectors("flange")
+    return b.build()
+
+
+@pytest.mark.parametrize("frame", ["tool_link", "camera"])
+def test_any_frame_rigid_on_the_flange_is_solved(frame: str) -> None:
+    model = _arm_with_tools()
+    assert supports(model)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        q = rng.uniform(-PI, PI, 6)
+        T = model.fk(q, frame)
+        Q = solve_all(model, T, frame)
+        assert _tool_errors(model, Q, frame, T) <= FK_TOL
+        assert np.min(wrapped_distance(Q, q)) <= 1e-8
+
+
+def test_frames_that_move_against_the_flange_are_refused() -> None:
+    model = _arm_with_tools()
+    with pytest.raises(UnsupportedError, match="moves relative to 'flange'"):
+        solve_all(model, np.eye(4), "l5")
+    # a position-only closed form cannot place a point away from its tip
+    b = kt.ModelBuilder("planar2r", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-PI, PI))
+    b.add_joint("j2", "l1", "l2", axis="z", origin=translation([0.6, 0.0, 0.0]), limits=(-PI, PI))
+    b.add_frame("tip", "l2", origin=translation([0.4, 0.0, 0.0]))
+    b.add_frame("tip_marker", "tip", origin=rot_z(0.3))
+    b.add_frame("pen", "tip", origin=translation([0.0, 0.05, 0.0]))
+    b.set_end_effectors("tip")
+    planar = b.build()
+    q = np.array([0.4, 1.1])
+    p = planar.fk(q, "tip_marker")[:3, 3]
+    Q = solve_all(planar, p, "tip_marker")
+    assert np.max(np.abs(planar.fk(Q, "tip_marker")[:, :3, 3] - p)) <= FK_TOL
+    assert np.min(wrapped_distance(Q, q)) <= 1e-8
+    with pytest.raises(UnsupportedError, match="places a point"):
+        solve_all(planar, p, "pen")

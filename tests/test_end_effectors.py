@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 
 from kinetree.builder import NOT_END_EFFECTOR, ModelBuilder
 from kinetree.io import load_urdf
+from kinetree.spatial import translation
 from robot_data import example_robot_data
 
 CASES = [
@@ -75,3 +77,97 @@ def test_fingers_make_one_hand_short_branches_dropped() -> None:
     assert set(tips(b)) == {"l_sole", "r_sole", "l_palm", "r_palm"}
     b.default_end_effectors = "leaves"  # the builder's own default: every leaf frame
     assert "head" in b.build().end_effectors
+
+
+def _limb(b: ModelBuilder, name: str, parent: str, n: int, start: tuple[float, float, float],
+          step: tuple[float, float, float]) -> str:  # fmt: skip
+    """``n`` revolute joints from ``parent``: the first link at ``start``, each next one
+    ``step`` further [m]; returns the last link."""
+    prev = parent
+    for k in range(n):
+        link = f"{name}{k}"
+        b.add_joint(f"{name}_j{k}", prev, link, axis="xyz"[k % 3],
+                    origin=translation(start if k == 0 else step))  # fmt: skip
+        prev = link
+    return prev
+
+
+def humanoid(order: tuple[str, ...], head_dof: int = 3) -> ModelBuilder:
+    """Pelvis -> waist (3) -> chest with two 7-DoF arms and a head; two 6-DoF legs.
+    ``order``: which limbs the file lists first (the tree order)."""
+    b = ModelBuilder("toy_humanoid", root="pelvis")
+    limbs = {
+        "l_leg": lambda: _limb(b, "l_leg", "pelvis", 6, (0.0, 0.1, -0.05), (0.0, 0.0, -0.15)),
+        "r_leg": lambda: _limb(b, "r_leg", "pelvis", 6, (0.0, -0.1, -0.05), (0.0, 0.0, -0.15)),
+        "l_arm": lambda: _limb(b, "l_arm", "chest", 7, (0.0, 0.2, 0.3), (0.0, 0.0, -0.08)),
+        "r_arm": lambda: _limb(b, "r_arm", "chest", 7, (0.0, -0.2, 0.3), (0.0, 0.0, -0.08)),
+        "head": lambda: _limb(b, "head", "chest", head_dof, (0.0, 0.0, 0.4), (0.0, 0.0, 0.02)),
+    }
+    tips = {"l_leg": "l_sole", "r_leg": "r_sole", "l_arm": "l_hand", "r_arm": "r_hand",
+            "head": "gaze"}  # fmt: skip
+    chest_built = False
+    for limb in order:
+        if limb in ("l_arm", "r_arm", "head") and not chest_built:
+            last = _limb(b, "waist", "pelvis", 3, (0.0, 0.0, 0.1), (0.0, 0.0, 0.05))
+            b.add_joint("chest_fixed", last, "chest", type="fixed")
+            chest_built = True
+        b.add_frame(tips[limb], limbs[limb](), origin=translation([0.0, 0.0, -0.05]))
+    b.default_end_effectors = "tips"
+    return b
+
+
+HANDS_THEN_FEET = ("r_hand", "l_hand", "r_sole", "l_sole")
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("l_leg", "r_leg", "l_arm", "r_arm", "head"),
+        ("head", "r_arm", "l_arm", "r_leg", "l_leg"),
+        ("l_arm", "head", "r_leg", "r_arm", "l_leg"),
+    ],
+)
+def test_hands_then_feet_right_first_whatever_the_file_order(order: tuple[str, ...]) -> None:
+    """One order for every humanoid (GR1 listed its feet first, GR2 its hands), and a
+    head between the arms is not an end effector however many DoF it has."""
+    for head_dof in (2, 3, 5):
+        assert humanoid(order, head_dof).build().end_effectors == HANDS_THEN_FEET
+
+
+def test_quadruped_front_first_and_a_tail_is_no_limb() -> None:
+    b = ModelBuilder("toy_dog", root="trunk")
+    legs = {"HL": (-0.3, 0.1), "FR": (0.3, -0.1), "HR": (-0.3, -0.1), "FL": (0.3, 0.1)}
+    for leg, (x, y) in legs.items():
+        b.add_frame(f"{leg}_foot", _limb(b, leg, "trunk", 3, (x, y, 0.0), (0.0, 0.0, -0.2)))
+    _limb(b, "tail", "trunk", 2, (-0.35, 0.0, 0.05), (-0.1, 0.0, 0.0))
+    b.default_end_effectors = "tips"
+    assert b.build().end_effectors == ("FR_foot", "FL_foot", "HR_foot", "HL_foot")
+
+
+def _fourier_urdfs() -> list[Path]:
+    try:
+        import fourier_robot_descriptions
+    except ImportError:
+        return []
+    root = Path(fourier_robot_descriptions.__file__).parent / "assets"
+    return sorted(p for p in root.rglob("*.urdf") if re.match(r"gr\d", p.name))
+
+
+@pytest.mark.skipif(not _fourier_urdfs(), reason="fourier-robot-descriptions is not installed")
+def test_fourier_humanoids_agree_on_hands_then_feet() -> None:
+    """GR1 (head on the waist), GR2 and GR3, with and without dexterous hands: four end
+    effectors, right hand, left hand, right foot, left foot."""
+    seen = 0
+    for path in _fourier_urdfs():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = load_urdf(path, meshes=False)
+        ee = m.end_effectors
+        assert len(ee) == 4, (path.name, ee)
+        assert not any("head" in f for f in ee), (path.name, ee)
+        hands, feet = ee[:2], ee[2:]
+        assert all(re.search("end_effector|hand", f) for f in hands), (path.name, ee)
+        assert all("foot" in f for f in feet), (path.name, ee)
+        assert all(re.match("r|R", h) for h in (hands[0], feet[0])), (path.name, ee)
+        seen += 1
+    assert seen >= 6

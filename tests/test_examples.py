@@ -1,8 +1,8 @@
 """The numbered example scripts run as-is (00_demo.py is `make demo`'s and is left to it).
 
-Each runs in a subprocess from a temporary folder (the scripts find the
-repository from their own path and write only under its out/), must exit 0 and
-print what it promises.
+Each runs in a subprocess from a temporary folder, must exit 0, print what it
+promises and write its files under that folder's out/ (beside the caller, never into
+the checkout).
 """
 
 from __future__ import annotations
@@ -16,6 +16,12 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = sorted(p for p in EXAMPLES.glob("[0-9][0-9]_*.py") if not p.name.startswith("00_"))
 
+WRITES = {
+    "01_load_urdf_and_solve.py": ["01_solution.json"],
+    "02_batch.py": [],
+    "03_humanoid_reach.py": ["03_humanoid_reach.png"],
+    "04_bvh_edit.py": ["04_walk_hand_raised.bvh"],
+}
 EXPECT = {
     "01_load_urdf_and_solve.py": "FK check: position error",
     "02_batch.py": "100.0% solved",
@@ -37,4 +43,6 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     assert EXPECT[script.name] in r.stdout, r.stdout
     assert "Traceback" not in r.stderr
-    assert not any(tmp_path.iterdir()), "an example wrote into the working folder"
+    written = sorted(p.name for p in (tmp_path / "out").glob("*")) if WRITES[script.name] else []
+    assert written == WRITES[script.name]
+    assert {p.name for p in tmp_path.iterdir()} <= {"out"}

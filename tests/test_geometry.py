@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kinetree
+import kinetree.geometry as geometry_module
 from kinetree.builder import ModelBuilder
 from kinetree.errors import InvalidValueError, UnknownNameError
 from kinetree.geometry import Box, Capsule, Cylinder, GeometryWarning, Mesh, Sphere
@@ -22,7 +23,10 @@ SHAPES = PKG / "urdf" / "shapes.urdf"
 
 
 def load_shapes(**kwargs: object) -> kinetree.Model:
-    with pytest.warns(GeometryWarning, match="kt_missing_pkg/meshes/gone.stl' not found"):
+    with pytest.warns(
+        GeometryWarning,
+        match=r"1 of 3 meshes not found \('package://kt_missing_pkg/meshes/gone.stl'",
+    ):
         return load_urdf(SHAPES, **kwargs)  # type: ignore[arg-type]
 
 
@@ -107,6 +111,7 @@ def test_unreadable_mesh_and_bad_shapes_warn_but_load(tmp_path: Path) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         m = load_urdf(text)
+        assert m.geometry["fore"][0].vertices is None  # read (and failed) on first use
     messages = [str(w.message) for w in caught if issubclass(w.category, GeometryWarning)]
     assert any("broken.stl" in s and "could not be read" in s for s in messages), messages
     assert any("radius='big'" in s for s in messages)
@@ -145,9 +150,9 @@ def test_example_robot_data_meshes_resolve() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", GeometryWarning)  # every mesh found and read
         m = load_urdf(robots / "ur_description" / "urdf" / "ur5_robot.urdf")
-    meshes = [g for shapes in m.geometry.values() for g in shapes if isinstance(g, Mesh)]
-    assert len(meshes) >= 12
-    assert all(g.vertices is not None and len(g.vertices) > 0 for g in meshes)
+        meshes = [g for shapes in m.geometry.values() for g in shapes if isinstance(g, Mesh)]
+        assert len(meshes) >= 12
+        assert all(g.vertices is not None and len(g.vertices) > 0 for g in meshes)
 
 
 def test_mesh_path_the_os_refuses_is_a_warning_not_a_crash() -> None:
@@ -159,3 +164,59 @@ def test_mesh_path_the_os_refuses_is_a_warning_not_a_crash() -> None:
     with pytest.warns(GeometryWarning, match="not found"):
         m = load_urdf(text)
     assert m.geometry["a"][0].vertices is None
+
+
+def _arm_with_missing_meshes(n_links: int) -> str:
+    """URDF text of an arm whose every link names a visual and a collision mesh that no
+    folder holds."""
+    links, joints = [], []
+    for i in range(n_links):
+        mesh = f'<geometry><mesh filename="package://kt_nowhere/meshes/link{i}.dae"/></geometry>'
+        links.append(
+            f'<link name="l{i}"><visual>{mesh}</visual><collision>{mesh}</collision></link>'
+        )
+        if i:
+            joints.append(
+                f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/>'
+                f'<child link="l{i}"/><axis xyz="0 0 1"/>'
+                '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+            )
+    return f'<robot name="arm">{"".join(links + joints)}</robot>'
+
+
+def test_missing_meshes_are_one_short_warning_at_the_callers_line(tmp_path: Path) -> None:
+    """Seven links without their meshes: one warning for the file (not one of 400
+    characters per mesh), pointing at the line that loads it."""
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(_arm_with_missing_meshes(7))
+    for load in (kinetree.load, load_urdf):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = load(urdf)
+        geometry = [w for w in caught if issubclass(w.category, GeometryWarning)]
+        assert len(geometry) == 1, [str(w.message) for w in geometry]
+        message = str(geometry[0].message)
+        assert "14 of 14 meshes not found" in message and "package_dirs=" in message
+        assert "link0.dae" in message and len(message) < 600
+        assert geometry[0].filename == __file__
+        assert m.dof == 6
+
+
+def test_meshes_are_read_when_first_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading reads no mesh file; the first use of a mesh's vertices reads it, once."""
+    reads: list[Path] = []
+    real = geometry_module.read_mesh
+
+    def counting(file: Path, scale: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        reads.append(file)
+        return real(file, scale)
+
+    monkeypatch.setattr(geometry_module, "read_mesh", counting)
+    robots = example_robot_data()
+    m = load_urdf(robots / "ur_description" / "urdf" / "ur5_robot.urdf")
+    assert reads == []
+    mesh = next(g for g in m.geometry["forearm_link"] if isinstance(g, Mesh))
+    vertices = mesh.vertices
+    assert vertices is not None and len(reads) == 1
+    assert mesh.faces is not None and mesh.vertices is vertices and len(reads) == 1
+    assert np.array_equal(vertices, real(mesh.file, mesh.scale)[0])  # type: ignore[arg-type]

@@ -345,3 +345,45 @@ def test_keyframes_slerp_quaternion_joints(model: Model) -> None:
         np.testing.assert_allclose(q[model.q_slice("shoulder_r")], quat_exp([0.0, 2.0 * u, 0.0]),
                                    atol=1e-12)  # fmt: skip
     np.testing.assert_allclose(np.linalg.norm(mo.q[:, 3:7], axis=-1), 1.0)
+
+
+SPHERICAL_URDF = """<robot name="pybullet_style">
+  <link name="chest"/><link name="neck"/><link name="upper"/><link name="fore"/>
+  <joint name="neck" type="spherical">
+    <parent link="chest"/><child link="neck"/>
+    <limit effort="1000.0" lower="0.2" upper=".8" twist=".3"/>
+    <origin rpy="0 0 0" xyz="0 0 0.6"/><axis xyz="0 0 1"/>
+  </joint>
+  <joint name="shoulder" type="spherical">
+    <parent link="chest"/><child link="upper"/>
+    <origin rpy="0.1 0 0" xyz="0 -0.2 0.4"/>
+  </joint>
+  <joint name="elbow" type="revolute">
+    <parent link="upper"/><child link="fore"/><origin xyz="0 0 -0.3"/><axis xyz="0 1 0"/>
+    <limit lower="0" upper="2.5" effort="1" velocity="1"/>
+  </joint>
+</robot>"""
+
+
+def test_urdf_spherical_joints_load_as_ball_joints() -> None:
+    """pybullet_data's ``spherical`` joint (humanoid.urdf, spherical_joint_limit.urdf): a
+    quaternion ball joint as MJCF's, its <axis> and pybullet's <limit> ignored."""
+    from kinetree.io import load_urdf
+
+    m = load_urdf(SPHERICAL_URDF)
+    assert (m.nq, m.nv) == (9, 7)
+    assert m.joint_groups["shoulder"] == tuple(f"shoulder_{c}" for c in ("qw", "qx", "qy", "qz"))
+    assert m.ball_limits == {}
+    rng = np.random.default_rng(16)
+    for q in m.random_configuration(20, rng):
+        R_shoulder = quaternion_to_matrix(q[m.q_slice("shoulder")])
+        T_shoulder = translation([0.0, -0.2, 0.4]) @ rot_x(0.1)
+        T_shoulder[:3, :3] = T_shoulder[:3, :3] @ R_shoulder
+        c, s = np.cos(q[-1]), np.sin(q[-1])
+        R_elbow = np.array([[c, 0, s, 0], [0, 1, 0, 0], [-s, 0, c, 0], [0, 0, 0, 1.0]])
+        want = T_shoulder @ translation([0.0, 0.0, -0.3]) @ R_elbow
+        np.testing.assert_allclose(m.fk(q, "fore"), want, atol=1e-12)
+    goal = m.fk(m.random_configuration(rng=rng), "fore")[:3, 3]
+    r = m.ik(Position(goal), "fore")
+    assert r.success and np.linalg.norm(m.fk(r.q, "fore")[:3, 3] - goal) <= 1e-5
+    assert np.isclose(np.linalg.norm(r.q[m.q_slice("shoulder")]), 1.0)

@@ -76,3 +76,37 @@ def test_readme_python_blocks(tmp_path: Path) -> None:
         timeout=600, check=False,
     )  # fmt: skip
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+
+
+def _run_blocks(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "readme_check.py"
+    script.write_text(source)
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+        timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_the_ikoptions_example_reaches_its_target(tmp_path: Path) -> None:
+    """The first block ends with the IKOptions example; it must be solvable as written
+    (two active joints on a 6D pose were not)."""
+    first = blocks("python")[0]
+    assert "IKOptions(" in first.strip().splitlines()[-2]
+    r = _run_blocks(tmp_path, first + "\nassert r.success, r\nprint('solved')\n")
+    assert r.returncode == 0 and "solved" in r.stdout, r.stderr[-2000:]
+
+
+def test_the_collision_comment_names_the_obstacle_hit(tmp_path: Path) -> None:
+    python = blocks("python")
+    block = next(b for b in python if "obstacles=[ball, post]" in b)
+    comment = next(line for line in block.splitlines() if "plain IK:" in line).split("#")[1]
+    check = (
+        "\nd = arm.distance(arm.ik(goal).q, obstacles=[ball, post])\n"
+        "hit = d.pair_names[int(d.pair)][1]\n"
+        "print('HIT', {'sphere0': 'ball', 'box1': 'post'}.get(hit, hit))\n"
+    )
+    r = _run_blocks(tmp_path, python[0] + "\n" + block + check)
+    assert r.returncode == 0, r.stderr[-2000:]
+    hit = r.stdout.split("HIT ")[1].split()[0]
+    other = {"ball": "post", "post": "ball"}[hit]
+    assert hit in comment and other not in comment, (hit, comment)

@@ -264,14 +264,14 @@ def test_urdf_missing_link(missing_end: str) -> None:
         load_urdf(text)
 
 
-@pytest.mark.parametrize("jtype", ["hinge", "ball", "spherical"])
+@pytest.mark.parametrize("jtype", ["hinge", "ball", "universal"])
 def test_urdf_unsupported_joint_types(jtype: str) -> None:
     text = robot(["a", "b"], [("j1", jtype, "a", "b")])
     with pytest.raises(UnsupportedError) as info:
         load_urdf(text)
     msg = str(info.value)
     assert f"joint 'j1' has type '{jtype}'" in msg
-    assert "revolute, continuous, prismatic, fixed, floating, planar" in msg
+    assert "revolute, continuous, prismatic, fixed, floating, planar, spherical" in msg
 
 
 def test_urdf_duplicate_joint_names() -> None:

@@ -817,7 +817,13 @@ class ModelBuilder:
             own_dof = np.array(
                 [j is not None and j.dof_name is not None and not j.base for j in order]
             )
-            ee = movable_tips(node_names, parent, hidden, own_dof, q_index >= 0)
+            T_world_node = np.empty_like(origin)  # the zero configuration: origins only
+            for i in range(n):
+                up = int(parent[i])
+                T_world_node[i] = origin[i] if up < 0 else T_world_node[up] @ origin[i]
+            ee = movable_tips(
+                node_names, parent, hidden, own_dof, q_index >= 0, T_world_node[:, :3, 3]
+            )
         else:
             has_child = set(parent[parent >= 0].tolist())
             ee = tuple(node_names[i] for i in range(n) if i not in has_child and not hidden[i])
@@ -886,8 +892,10 @@ def movable_tips(
     hidden: np.ndarray,
     own_dof: np.ndarray,
     moves: np.ndarray | None = None,
+    positions: np.ndarray | None = None,
 ) -> tuple[str, ...]:
-    """Default end effectors: the tips of the longest movable chains of a tree.
+    """Default end effectors: the tips of the longest movable chains of a tree, hands
+    first, then feet.
 
     ``own_dof[i]``: node ``i`` is moved by a joint with a DoF of its own (not fixed, not a
     mimic); ``moves[i]``: node ``i`` moves with some DoF (mimic joints too; default
@@ -899,10 +907,23 @@ def movable_tips(
        split node stands for them (a mimic finger counts as a branch here).
     3. Only the longest chains count: a hand or branch end whose number of DoF from the
        root is at least half the largest (both hands and both feet of a humanoid, not
-       its head).
-    4. Each one is shown by the deepest frame in its subtree (for a hand: among the frames
+       a short head).
+    4. A limb that is not one of a pair gives way to a longer one beside it: a branch
+       whose DoF beyond the node where it splits off are fewer than another's beyond
+       that node, with no equally long branch there to pair it, is left out (a head
+       between two arms, a tail between four legs; never one of a pair of arms or legs).
+    5. Each one is shown by the deepest frame in its subtree (for a hand: among the frames
        fixed to the split node), never a frame whose name matches
        :data:`NOT_END_EFFECTOR` (sensor, imu, camera, ...) while another is left.
+    6. The order: hands, then feet. First the limbs that split off deeper in the tree
+       (more DoF from the root to where they branch: arms hang from a chest above the
+       waist joints, legs from the pelvis). Among limbs that split off equally deep, with
+       ``positions`` (each node's origin at the zero configuration, z up, x forward, y
+       left as in ROS's REP 103): highest first; at one height, front first; then right
+       before left, by name where it says (:func:`side_rank`), else by y (``hand_r,
+       hand_l, foot_r, foot_l``; ``FR, FL, RR, RL``). Heights,
+       fronts and sides within 2% of the largest tip distance from the root count as
+       equal. Without ``positions``: tree order within a depth.
 
     Without any DoF, the leaf frames (less sensors where others are left).
     """
@@ -970,12 +991,74 @@ def movable_tips(
         stands_for[e] = rep
     reps = sorted(set(stands_for.values()))
     longest = max(int(n_dof[r]) for r in reps)
-    chosen: list[str] = []
+    reps = [r for r in reps if 2 * int(n_dof[r]) >= longest]
+    # 4. Unpaired shorter branches beside longer ones.
+    split: dict[int, int] = {}
     for r in reps:
-        if 2 * int(n_dof[r]) < longest:
-            continue
+        k = r
+        while parent[k] >= 0:
+            k = int(parent[k])
+            if sum(1 for c in kids[k] if moves[c] or moving_below[c] > 0) > 1:
+                break
+        split[r] = k
+    beyond = {r: int(n_dof[r] - n_dof[split[r]]) for r in reps}
+
+    def unpaired_and_shorter(r: int) -> bool:
+        beside = [beyond[o] for o in reps if o != r and split[o] == split[r]]
+        return bool(beside) and beyond[r] < max(beside) and beyond[r] not in beside
+
+    reps = [r for r in reps if not unpaired_and_shorter(r)]
+    # 6. Hands (limbs that split off deeper: the arms above the waist) before feet.
+    by_depth: dict[int, list[int]] = {}
+    for r in reps:
         hand = r not in ends
         tip = pick(subtree(r, through=not hand))
-        if tip is not None and node_names[tip] not in chosen:
-            chosen.append(node_names[tip])
-    return tuple(chosen)
+        if tip is not None and all(tip not in group for group in by_depth.values()):
+            by_depth.setdefault(int(n_dof[split[r]]), []).append(tip)
+    chosen: list[int] = []
+    for level in sorted(by_depth, reverse=True):
+        group = by_depth[level]
+        if positions is not None:
+            group = _hands_then_feet(group, np.asarray(positions, dtype=np.float64), node_names)
+        chosen += group
+    return tuple(node_names[i] for i in chosen)
+
+
+_SIDE_WORDS = {"right": 0, "r": 0, "rgt": 0, "left": 2, "l": 2, "lft": 2}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def side_rank(name: str) -> int:
+    """0 for a right-hand frame name (``right_hand``, ``r_sole``, ``RightFoot``), 2 for a
+    left one, 1 when the name says neither."""
+    for word in _WORD.findall(name):
+        rank = _SIDE_WORDS.get(word.lower())
+        if rank is not None:
+            return rank
+    return 1
+
+
+def _hands_then_feet(tips: list[int], positions: np.ndarray, names: Sequence[str]) -> list[int]:
+    """``tips`` ordered highest first (z), then front first (x), values within 2% of the
+    largest tip distance from the root equal; then right before left, by name where it
+    says (iCub's y axis points right), else by y ascending."""
+    p = positions[tips]
+    tol = 0.02 * max(float(np.max(np.linalg.norm(p - positions[0], axis=1))), 1e-9)
+
+    def order(group: list[int], keys: list[tuple[int, float]]) -> list[int]:
+        if len(group) < 2:
+            return group
+        if not keys:
+            return sorted(group, key=lambda t: (side_rank(names[t]), positions[t, 1]))
+        (axis, sign), rest = keys[0], keys[1:]
+        group = sorted(group, key=lambda t: sign * positions[t, axis])
+        out: list[int] = []
+        run = [group[0]]
+        for t in group[1:]:
+            if abs(positions[t, axis] - positions[run[-1], axis]) > tol:
+                out += order(run, rest)
+                run = []
+            run.append(t)
+        return out + order(run, rest)
+
+    return order(list(tips), [(2, -1.0), (0, -1.0)])

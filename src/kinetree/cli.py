@@ -53,7 +53,8 @@ import functools
 import gc
 import json
 import re
-from collections.abc import Callable, Sequence
+import typing
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -127,18 +128,62 @@ def main() -> None:
         gc.freeze()
 
 
+#: Keyword arguments of the Python API that its messages name, and the flag that sets
+#: each on the command line.
+FLAG_OF = {
+    "source_scale": "--scale", "up": "--up", "smooth": "--smooth",
+    "max_joint_speed": "--max-speed", "self_collision": "--self-collision", "mapping": "--map",
+    "client": "--scheduler", "resolution": "--resolution", "orientations": "--orientations",
+    "restarts": "--restarts", "seed": "--seed", "device": "--device", "tol": "--tol",
+    "method": "--method", "q0": "--q0", "frame": "--frame", "active": "--active",
+}  # fmt: skip
+_LOCAL_CLUSTER = re.compile(r"pass client=None for the embedded local cluster")
+
+
+def in_cli_words(message: str, flags: Iterable[str]) -> str:
+    """``message`` with the Python API's keyword arguments (``source_scale=``,
+    ``client=None``) named by the flags that set them, where the command has them."""
+    have = set(flags)
+    if "--scheduler" in have:
+        message = _LOCAL_CLUSTER.sub("leave out --scheduler to run on this machine", message)
+    for name, flag in FLAG_OF.items():
+        if flag not in have:
+            continue
+        message = re.sub(rf"(?<![\w.-]){name}=(?!\w)", flag, message)  # "pass up="
+        message = re.sub(rf"(?<![\w.-]){name}=(None\b)?", f"{flag} ", message)  # "client=x"
+        if "_" in name:  # an unmistakable name: also where it stands alone
+            message = re.sub(rf"(?<![\w.-]){name}\b", flag, message)
+    return message
+
+
 def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn a :class:`KinetreeError` into ``error: <message>`` on stderr and exit code 2."""
+    """Turn a :class:`KinetreeError` into ``error: <message>`` on stderr and exit code 2,
+    the message in the command's words (:func:`in_cli_words`)."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except KinetreeError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {in_cli_words(str(exc), _flags_of(func))}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
+
+
+def _flags_of(func: Callable[..., Any]) -> list[str]:
+    """The flags a command declares (``--scale``, ``-o``), read from its annotations."""
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception:  # an annotation that does not resolve: no translation
+        return []
+    out: list[str] = []
+    for hint in hints.values():
+        for meta in getattr(hint, "__metadata__", ()):
+            # typer.Option("--scale", ...) in Annotated: the first name sits in `default`
+            names = (getattr(meta, "default", None), *(getattr(meta, "param_decls", None) or ()))
+            out += [d for d in names if isinstance(d, str) and d.startswith("-")]
+    return out
 
 
 class NumbersCommand(TyperCommand):
@@ -762,8 +807,8 @@ def view_cmd(
         str,
         typer.Argument(
             metavar="MODEL_OR_FILE",
-            help="A built-in model, a .urdf/.xacro/.bvh file, or a bundled clip's name "
-            f"({', '.join(_data.names())}); a BVH clip plays on a timeline.",
+            help="A built-in model, a .urdf, .xacro, MJCF .xml/.mjcf or .bvh file, or a "
+            f"bundled file's name ({', '.join(_data.names())}); a BVH clip plays on a timeline.",
             show_default=False,
         ),
     ],

@@ -226,10 +226,11 @@ def retarget_cmd(
                                "seconds": info["timing"]["total"], "quality": {**q, "feet": feet},
                                "map": dict(info["map"].pairs)}, indent=2))  # fmt: skip
     else:
-        t = info["timing"]["total"]
+        t, t_read = info["timing"]["total"], info["timing"]["source"]
         typer.echo(
-            f"{m.n_frames} frames onto {m.model.name} in {t:.3f} s ({m.n_frames / t:.0f} "
-            f"frames/s); source unit {info['source_unit']} ({info['source_scale']:.4g} m), "
+            f"{m.n_frames} frames onto {m.model.name} in {t:.3f} s: {t_read:.3f} s reading "
+            f"the clip and the robot, then {m.n_frames / max(t - t_read, 1e-9):.0f} frames/s; "
+            f"source unit {info['source_unit']} ({info['source_scale']:.4g} m), "
             f"leg ratio {info['s_leg']:.3f}"
             + (", calibration frame 0 left out" if info["dropped_frames"] else "")
         )

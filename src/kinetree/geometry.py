@@ -13,17 +13,20 @@ in the model's unit (m), as in URDF:
 - :class:`Mesh` a triangle mesh file: ``path`` as written in the file (``package://...``),
   ``file`` where it was found (None when it was not), ``scale`` per axis, and
   ``vertices`` (n, 3) [m, scale applied] and ``faces`` (m, 3) vertex indices when the
-  file could be read (through trimesh), else None.
+  file could be read (through trimesh), else None. URDF meshes are read when first
+  used (``Mesh(lazy=True)``): loading a robot opens no mesh file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ._warnings import warn_outside
 from .errors import InvalidValueError
 
 __all__ = [
@@ -129,16 +132,46 @@ class Capsule(Geometry):
         object.__setattr__(self, "length", _positive(self.length, "Capsule length"))
 
 
+class _MeshArray:
+    """``Mesh.vertices`` / ``Mesh.faces``: the array given, or, for a mesh made with
+    ``lazy=True``, the file's read on first use (loading a robot reads no mesh file; the
+    first drawing, collision fit or sole search does). A file that cannot be read gives
+    one :class:`GeometryWarning` and None from then on."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = f"_{name}"
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> None: ...
+    @overload
+    def __get__(self, obj: Mesh, owner: type | None = None) -> np.ndarray | None: ...
+    def __get__(self, obj: Mesh | None, owner: type | None = None) -> np.ndarray | None:
+        if obj is None:
+            return None  # the dataclass default
+        if obj.__dict__.get("_unread"):
+            obj._read()
+        out: np.ndarray | None = obj.__dict__.get(self.key)
+        return out
+
+    def __set__(self, obj: Mesh, value: ArrayLike | None) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(frozen=True, eq=False)
 class Mesh(Geometry):
-    """A triangle mesh file; see the module docstring for the fields."""
+    """A triangle mesh file; see the module docstring for the fields.
+
+    ``lazy=True`` (what the URDF loader gives): ``vertices`` and ``faces`` are read from
+    ``file`` when first asked for, not when the model loads.
+    """
 
     path: str = ""
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    vertices: np.ndarray | None = None
-    faces: np.ndarray | None = None
+    vertices: _MeshArray = _MeshArray()
+    faces: _MeshArray = _MeshArray()
     #: Where ``path`` was found on this machine (None: not found).
     file: Path | None = None
+    lazy: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -148,14 +181,33 @@ class Mesh(Geometry):
         if not all(np.isfinite(scale)):
             raise InvalidValueError(f"Mesh scale must be finite, got {self.scale!r}")
         object.__setattr__(self, "scale", scale)
-        for attr in ("vertices", "faces"):
-            a = getattr(self, attr)
+        self._keep(self.__dict__.get("_vertices"), self.__dict__.get("_faces"))
+        unread = self.lazy and self.file is not None and self.__dict__.get("_vertices") is None
+        self.__dict__["_unread"] = unread
+
+    def _keep(self, vertices: ArrayLike | None, faces: ArrayLike | None) -> None:
+        for attr, a in (("vertices", vertices), ("faces", faces)):
             if a is not None:
                 a = np.array(a, dtype=float if attr == "vertices" else np.int64)
                 if a.ndim != 2 or a.shape[1] != 3:
                     raise InvalidValueError(f"Mesh {attr} must have shape (n, 3), got {a.shape}")
                 a.setflags(write=False)
-                object.__setattr__(self, attr, a)
+            self.__dict__[f"_{attr}"] = a
+
+    def _read(self) -> None:
+        self.__dict__["_unread"] = False
+        if self.file is None:
+            return
+        try:
+            vertices, faces = read_mesh(self.file, self.scale)
+        except Exception as exc:  # any reader failure: the model goes on without it
+            warn_outside(
+                f"mesh {str(self.file)!r} (from {self.path!r}) could not be read "
+                f"({type(exc).__name__}: {exc}); the shape is left without vertices",
+                GeometryWarning,
+            )
+            return
+        self._keep(vertices, faces)
 
 
 def read_mesh(file: Path, scale: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:

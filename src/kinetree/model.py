@@ -47,6 +47,7 @@ from .errors import (
     ModelStructureError,
     ShapeError,
     UnknownNameError,
+    UnsupportedError,
     unknown_name,
 )
 
@@ -566,18 +567,27 @@ class Model:
 
     # --- kinematics (thin delegation; the work is in kinetree.kinematics / kinetree.ik) -
 
-    def fk(self, q: ArrayLike, frame: str | None = None, device: str = "cpu") -> np.ndarray:
-        """World pose ``(..., 4, 4)`` of ``frame`` (default: first end effector) at ``q``.
+    def fk(
+        self, q: ArrayLike, frame: str | None = None, device: str = "cpu", base: str | None = None
+    ) -> np.ndarray:
+        """World pose ``(..., 4, 4)`` of ``frame`` (default: first end effector) at ``q``;
+        with ``base`` (a frame name), the pose in that frame, ``T_world_base^-1
+        T_world_frame`` [m] (TRAC-IK's and MoveIt's chain from ``base`` to ``frame``).
 
         ``device="cuda"`` computes it on the GPU (:mod:`kinetree.gpu`; GPU arrays in,
-        GPU arrays out)."""
+        GPU arrays out; world poses only)."""
         if device != "cpu":
+            if base is not None:
+                raise UnsupportedError(
+                    f"fk(base={base!r}) runs on the CPU only; on {device!r} compute both "
+                    "world poses and compose them"
+                )
             from .gpu import fk as fk_on
 
             return fk_on(self, q, frame, device=device)
         from .kinematics import fk
 
-        return fk(self, q, frame)
+        return fk(self, q, frame, base)
 
     def fk_all(self, q: ArrayLike) -> np.ndarray:
         """World poses ``(..., n_frames, 4, 4)`` of every frame, ordered as ``frame_names``."""
@@ -608,9 +618,16 @@ class Model:
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
         :class:`kinetree.ik.IKOptions` for every option, its default and unit.
-        ``device="cuda"`` solves the batch on the GPU (:func:`kinetree.gpu.ik`)."""
+        ``base="base_link"`` takes the targets in that frame and moves the chain from it
+        (:mod:`kinetree.ik.relative`). ``device="cuda"`` solves the batch on the GPU
+        (:func:`kinetree.gpu.ik`)."""
         if "device" in options:
             if options["device"] != "cpu":
+                if options.get("base") is not None:
+                    raise UnsupportedError(
+                        "ik(base=...) runs on the CPU only; on a GPU give world targets "
+                        "(T_world_base @ T, with T_world_base = model.fk(q0, base))"
+                    )
                 from .gpu import ik as ik_on
 
                 return ik_on(self, target, frame, **options)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data import FILES, clip_path, names
 from ..errors import InvalidValueError, UnsupportedError
 from ..ik.targets import Pose
 from ..io.bvh import BVHClip, read_bvh
@@ -64,9 +65,11 @@ def _source_clip(clip: Any) -> BVHClip | Motion:
     if isinstance(clip, (BVHClip, Motion)):
         return clip
     if isinstance(clip, (str, os.PathLike)):
-        return read_bvh(clip)
+        return read_bvh(clip_path(clip))  # a path or a bundled clip's name, as the CLI
     raise InvalidValueError(
-        f"clip must be a BVHClip, a Motion or the path of a .bvh file, got {type(clip).__name__}"
+        "clip must be a BVHClip, a Motion, the path of a .bvh file or a bundled clip's name "
+        f"({', '.join(n for n in names() if FILES[n].endswith('.bvh'))}), "
+        f"got {type(clip).__name__}"
     )
 
 
@@ -233,7 +236,8 @@ def retarget_robot(
     """Retarget a human clip onto a humanoid robot with a floating base.
 
     Args:
-        clip: a :class:`~kinetree.io.bvh.BVHClip`, a :class:`Motion` or a ``.bvh`` path.
+        clip: a :class:`~kinetree.io.bvh.BVHClip`, a :class:`Motion`, a ``.bvh`` path or
+            the name of a clip shipped with kinetree (``"cmu_walk"``, as the CLI takes).
         robot: ``"g1"``, ``"talos"``, ``"h1"`` (example-robot-data), ``"humanoid"``, a
             file, or a :class:`Model`. Names and files get a free base; a Model must
             have one (``kinetree.anim.free_base(model)``), since the clip moves it about.

@@ -19,12 +19,13 @@ xacro_arm arm.urdf.xacro      a six-joint arm in xacro, its reach the arg ``reac
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
-from ..errors import unknown_name
+from ..errors import InvalidValueError, unknown_name
 
-__all__ = ["FILES", "names", "path"]
+__all__ = ["FILES", "clip_path", "names", "path"]
 
 #: Short name -> file name inside this package.
 FILES: dict[str, str] = {
@@ -53,3 +54,27 @@ def path(name: str) -> Path:
         raise unknown_name("data file", name, names())
     # The package is installed as files (setuptools package-data), so this is a real path.
     return Path(str(resources.files(__name__) / file))
+
+
+def clip_path(clip: str | os.PathLike[str]) -> Path:
+    """A BVH clip given as a path, or as the name of a bundled clip (``"cmu_walk"``): what
+    the command line and :func:`kinetree.retarget` both accept. An existing path wins
+    over a name; anything else raises :class:`~kinetree.errors.InvalidValueError`
+    listing the bundled clips (a path with a folder or a suffix is returned as it is, for
+    the reader to say that it does not exist)."""
+    p = Path(clip)
+    if p.exists():
+        return p
+    if isinstance(clip, str):
+        try:
+            bundled = path(clip)
+        except KeyError:
+            bundled = None
+        if bundled is not None and bundled.suffix == ".bvh":
+            return bundled
+    if p.suffix or len(p.parts) > 1:
+        return p  # a file name: the reader says it does not exist
+    clips = [n for n in names() if FILES[n].endswith(".bvh")]
+    raise InvalidValueError(
+        f"{str(clip)!r} is not a file, nor a bundled clip; bundled clips are: {', '.join(clips)}"
+    )

@@ -508,14 +508,54 @@ def _target(T_target: ArrayLike, kind: str) -> np.ndarray:
     raise ShapeError(f"T_target must have shape {want}, got {a.shape}")
 
 
+def _body(model: Model, node: int) -> int:
+    """The node whose joint last moves ``node``: itself or its nearest moving ancestor
+    (-1: nothing moves it). Frames with the same body keep their relative pose."""
+    k = node
+    while k >= 0 and not model.moves(k):
+        k = int(model.parent[k])
+    return k
+
+
+def _as_flange_target(model: Model, kind: str, frame: str, target: np.ndarray) -> np.ndarray:
+    """The default end effector's target that puts ``frame`` at ``target``.
+
+    ``frame`` must be rigidly attached to the end effector (moved by the same joint,
+    through fixed joints only): then ``T_flange_frame`` is one constant, read by FK at
+    the neutral pose, and ``T_flange = T_target T_flange_frame^-1``. The position-only
+    kinds (planar, seed-003) accept such a frame only at the end effector's origin.
+    """
+    ee = model.end_effectors[0]
+    if _body(model, model.frame_index(frame)) != _body(model, model.frame_index(ee)):
+        raise UnsupportedError(
+            f"closed-form IK solves the default end effector {ee!r} of {model.name!r} and "
+            f"frames rigidly attached to it; frame {frame!r} moves relative to {ee!r} "
+            "(use a numeric method)"
+        )
+    q = model.q_neutral
+    T_flange_frame = _inv(model.fk(q, ee)) @ model.fk(q, frame)
+    if kind in ("ur", "screw6r"):
+        out: np.ndarray = target @ _inv(T_flange_frame)
+        return out
+    if np.linalg.norm(T_flange_frame[:3, 3]) > FK_TOL:
+        raise UnsupportedError(
+            f"the closed form of {model.name!r} places a point, not an orientation: frame "
+            f"{frame!r} sits {np.linalg.norm(T_flange_frame[:3, 3]):.4g} m from {ee!r}, "
+            "so its position alone does not fix the end effector's (use a numeric method)"
+        )
+    return target
+
+
 def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np.ndarray:
     """Every closed-form IK solution ``(n, dof)`` [rad] of ``model`` for ``T_target``.
 
     Supported models: a planar 2R arm (:func:`kinetree.models.planar_2r`), the
     seed-003 3-DoF arm (:func:`kinetree.models.seed003_arm`) and the UR family
     (:func:`kinetree.models.ur3`, ``ur5``, ``ur10``); other models raise
-    :class:`~kinetree.errors.UnsupportedError`. Only the default end effector
-    (``frame`` None or ``model.end_effectors[0]``) is solved.
+    :class:`~kinetree.errors.UnsupportedError`. ``frame`` is the default end
+    effector (None or ``model.end_effectors[0]``) or any frame rigidly attached to it
+    (a tool frame such as ``tool0`` on the flange link); the 6R arms take any such
+    offset, the position-only arms one at the end effector's origin.
 
     ``T_target``: a 4x4 pose in the base frame [m]; the planar and seed-003 arms
     use only its position and also accept a 3-vector (planar: x, y; its z is
@@ -542,13 +582,10 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
             f"no closed-form IK for model {model.name!r}{because}; "
             f"supported kinds: {SUPPORTED_KINDS}"
         )
-    if frame is not None and frame != model.end_effectors[0]:
-        raise UnsupportedError(
-            f"closed-form IK solves only the default end effector "
-            f"{model.end_effectors[0]!r} of {model.name!r}, not frame {frame!r}"
-        )
     kind, params = found
     target = _target(T_target, kind)
+    if frame is not None and frame != model.end_effectors[0]:
+        target = _as_flange_target(model, kind, frame, target)
 
     raw: np.ndarray
     check: Callable[[np.ndarray], np.ndarray]

@@ -47,6 +47,7 @@ def solve(
     frame: str | None = None,
     *,
     q0: Any = None,
+    base: str | None = None,
     options: IKOptions | None = None,
     **kwargs: Any,
 ) -> IKResult:
@@ -58,6 +59,10 @@ def solve(
             ``{frame: target}`` for several effectors at once (stacked errors).
         q0: initial configuration ``(nq,)`` (every batch item) or ``(..., nq)``;
             default the model's neutral configuration.
+        base: a frame name: the targets are given in that frame (TRAC-IK's and
+            MoveIt's chain base; see :mod:`kinetree.ik.relative`). Without
+            ``active=`` only the joints between ``base`` and the targets' frames
+            move; an active joint that moves ``base`` is refused.
         options: an :class:`~kinetree.ik.options.IKOptions`; keyword arguments
             (``method=``, ``tol=``, ``active=``, ...; every field of ``IKOptions``)
             build one or override its fields.
@@ -73,6 +78,10 @@ def solve(
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if base is not None:
+        from .relative import relative_to_base
+
+        target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
     if type(target) is np.ndarray and target.shape == (4, 4):
         last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
         plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
@@ -415,10 +424,20 @@ def raise_status(status: int, where: str = "") -> None:
         )
 
 
-def solve_all(model: Model, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
-    """Every closed-form solution ``(n, nq)`` (empty when unreachable); see ``ik.analytic``."""
+def solve_all(
+    model: Model, target: Any, frame: str | None = None, base: str | None = None, **options: Any
+) -> np.ndarray:
+    """Every closed-form solution ``(n, nq)`` (empty when unreachable); see ``ik.analytic``.
+
+    ``base``: the target is given in that frame; every joint moves in a closed form, so
+    no joint may move the base (:mod:`kinetree.ik.relative`)."""
     from .analytic import solve_all as _solve_all
 
     if options:
         raise InvalidValueError(f"ik_all takes no options, got: {', '.join(options)}")
+    if base is not None:
+        from .relative import relative_to_base
+
+        everything = IKOptions(active=model.joint_names)
+        target, frame, _ = relative_to_base(model, target, frame, base, None, everything)
     return _solve_all(model, target, frame)

@@ -10,8 +10,10 @@ The kinematic part of the file decides whether it loads: the ``<robot>`` name, e
 transmissions and the like are never looked at. Each link's ``<visual>`` and
 ``<collision>`` shapes are read into :attr:`Model.geometry` (:mod:`kinetree.geometry`),
 but a shape never stops a load: an unknown or malformed one is skipped with a
-:class:`~kinetree.geometry.GeometryWarning`, and a mesh file that cannot be found or read
-keeps its path with ``vertices=None`` (also a warning).
+:class:`~kinetree.geometry.GeometryWarning`. Mesh files are looked up at load, and those
+not found are named in one warning per file (they keep their path with
+``vertices=None``); the files found are read when first used (drawing, collision
+spheres, the soles of retargeting), and one that cannot be read then warns once.
 
 Mesh paths (``package://pkg/...``, ``file://...``, relative or absolute) are looked up
 in, in order: the ``package_dirs`` given (each a folder holding packages, or a package
@@ -24,17 +26,20 @@ Lenient where other tools are (Pinocchio, pybullet), each time with a
 ``<?xml``; ``lower > upper`` read as "no limit"; a ``<mimic>`` naming a joint that is not
 there read as an independent joint (``mimic="strict"`` refuses the file instead).
 
-Supported joint types: revolute, continuous, prismatic, fixed, floating and planar;
-mimic joints follow their source joint (a ``<mimic>`` on a fixed joint has nothing to
-move and is ignored; one on a floating or planar joint, which has several coordinates,
-is ignored with a :class:`URDFWarning`). A ``floating`` joint becomes a builder
-``"free"`` joint: seven coordinates ``{joint}_x, _y, _z`` (the child origin in the
-frame ``parent @ origin`` [m]) and ``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion,
-w first). A ``planar`` joint becomes a builder ``"planar"`` joint whose plane normal is
-the URDF ``<axis>``: coordinates ``{joint}_x``, ``{joint}_y`` [m] (translations in the
-plane, along the axes :meth:`~kinetree.builder.ModelBuilder.add_joint` documents) and
-``{joint}_theta`` [rad] (rotation about the normal). The ``<limit>`` of either is
-ignored, as Pinocchio does.
+Supported joint types: revolute, continuous, prismatic, fixed, floating, planar and
+pybullet's spherical; mimic joints follow their source joint (a ``<mimic>`` on a fixed
+joint has nothing to move and is ignored; one on a floating, planar or spherical joint,
+which has several coordinates, is ignored with a :class:`URDFWarning`). A ``spherical``
+joint becomes a builder ``"ball"`` joint, as an MJCF ball joint does: four coordinates
+``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion, w first) turning the child about its
+origin; its ``<axis>`` and ``<limit>`` are ignored, as pybullet ignores them. A
+``floating`` joint becomes a builder ``"free"`` joint: seven coordinates
+``{joint}_x, _y, _z`` (the child origin in the frame ``parent @ origin`` [m]) and
+``{joint}_qw, _qx, _qy, _qz`` (a unit quaternion, w first). A ``planar`` joint becomes a
+builder ``"planar"`` joint whose plane normal is the URDF ``<axis>``: coordinates
+``{joint}_x``, ``{joint}_y`` [m] (translations in the plane, along the axes
+:meth:`~kinetree.builder.ModelBuilder.add_joint` documents) and ``{joint}_theta`` [rad]
+(rotation about the normal). The ``<limit>`` of either is ignored, as Pinocchio does.
 
 ``floating_base=True`` gives a fixed-root robot a free base, as Pinocchio's
 ``JointModelFreeFlyer`` root joint does: a new root link :data:`FLOATING_BASE_ROOT`
@@ -66,6 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..builder import ModelBuilder
 from ..errors import (
     FileFormatError,
@@ -82,7 +88,6 @@ from ..geometry import (
     GeometryWarning,
     Mesh,
     Sphere,
-    read_mesh,
 )
 from ..model import Model
 from ..spatial import rpy_to_matrix
@@ -109,11 +114,12 @@ class URDFWarning(UserWarning):
 
 _MIMIC_MODES = ("warn", "strict")
 
-_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 # Joints with one coordinate: the ones a <mimic> may name and follow.
 _ONE_COORDINATE = ("revolute", "continuous", "prismatic")
+_SEVERAL_COORDINATES = ("floating", "planar", "spherical")
 # URDF joint type -> the builder's, where they differ.
-_BUILDER_TYPE = {"floating": "free"}
+_BUILDER_TYPE = {"floating": "free", "spherical": "ball"}
 
 # Per joint child element: its attributes we read and how many numbers each holds
 # (0: a non-empty name).
@@ -435,7 +441,7 @@ def _to_model(
                 )
                 limits = None
         mimic = None
-        if j.mimic is not None and j.type in ("floating", "planar"):
+        if j.mimic is not None and j.type in _SEVERAL_COORDINATES:
             warnings.warn(
                 f"{source}: joint {j.name!r}: a {j.type} joint has several coordinates and "
                 f"cannot mimic {j.mimic.joint!r}; kinetree ignores its <mimic>",
@@ -465,7 +471,8 @@ def _to_model(
         with _in_file(source):
             b.add_joint(
                 j.name, j.parent, j.child, type=_BUILDER_TYPE.get(j.type, j.type),
-                axis=axis if j.type not in ("fixed", "floating") else "z", origin=origin,
+                axis=axis if j.type not in ("fixed", "floating", "spherical") else "z",
+                origin=origin,
                 limits=limits, mimic=mimic,
             )  # fmt: skip
     b.metadata["source"] = source
@@ -560,8 +567,11 @@ _SHAPES = ("box", "sphere", "cylinder", "capsule", "mesh")
 def _geometry(
     root: ET.Element, source: str, finder: _Finder, meshes: bool
 ) -> dict[str, list[Geometry]]:
-    """Each link's shapes; a shape kinetree cannot read is skipped with a warning."""
+    """Each link's shapes; a shape kinetree cannot read is skipped with a warning, and
+    mesh files that are not found are named in one warning for the whole file."""
     out: dict[str, list[Geometry]] = {}
+    missing: list[str] = []
+    n_meshes = 0
     for link in root.iter("link"):
         link_name = link.get("name")
         if not link_name:
@@ -574,9 +584,28 @@ def _geometry(
                 except _Skip as exc:
                     warnings.warn(f"{where}: {exc}; skipped", GeometryWarning, stacklevel=3)
                     continue
+                if isinstance(shape, Mesh):
+                    n_meshes += 1
+                    if shape.file is None and meshes:
+                        missing.append(shape.path)
                 if shape is not None:
                     out.setdefault(link_name, []).append(shape)
+    if missing:
+        _warn_missing(source, missing, n_meshes, finder)
     return out
+
+
+def _warn_missing(source: str, missing: list[str], n_meshes: int, finder: _Finder) -> None:
+    """One warning for every mesh of a file that is not found."""
+    distinct = list(dict.fromkeys(missing))
+    shown = ", ".join(repr(p) for p in distinct[:2])
+    more = f" and {len(distinct) - 2} more" if len(distinct) > 2 else ""
+    warn_outside(
+        f"{source}: {len(missing)} of {n_meshes} meshes not found ({shown}{more}; looked "
+        f"in {finder.describe(distinct[0])}); the model loads without them: pass "
+        "package_dirs= to say where they are",
+        GeometryWarning,
+    )
 
 
 class _Skip(Exception):
@@ -621,33 +650,13 @@ def _shape(el: ET.Element, kind: str, where: str, finder: _Finder, meshes: bool)
         if scale is None or not all(math.isfinite(v) for v in scale):
             raise _Skip(f"<mesh> attribute scale={scale_text!r} must be 1 or 3 finite numbers")
         scale3 = (scale * 3)[:3]
-        # meshes=False: the path is looked up but nothing is read, and a missing file is
-        # not worth a warning (nobody asked for the mesh).
-        file = finder.find(path)
-        vertices = faces = None
-        if file is None and meshes:
-            warnings.warn(
-                f"{where}: mesh {path!r} not found (looked in {finder.describe(path)}); "
-                "kept as a path without vertices; pass package_dirs= to say where it is",
-                GeometryWarning,
-                stacklevel=4,
-            )
-        elif meshes and file is not None:
-            try:
-                vertices, faces = read_mesh(file, (scale3[0], scale3[1], scale3[2]))
-            except Exception as exc:  # any reader failure: the kinematics still loads
-                warnings.warn(
-                    f"{where}: mesh {str(file)!r} could not be read ({type(exc).__name__}: "
-                    f"{exc}); kept as a path without vertices",
-                    GeometryWarning,
-                    stacklevel=4,
-                )
+        # The file is looked up now and read when first used (Mesh(lazy=True));
+        # meshes=False: never read, and a missing file is not worth a warning.
         return Mesh(
             path,
             (scale3[0], scale3[1], scale3[2]),
-            vertices,
-            faces,
-            file=file,
+            file=finder.find(path),
+            lazy=meshes,
             **common,  # type: ignore[arg-type]
         )
     known = ", ".join(f"<{t}>" for t in _SHAPES)

@@ -71,12 +71,28 @@ def _fk_frames(model: Model, Q: np.ndarray, nodes: np.ndarray, frames: np.ndarra
     return out
 
 
-def fk(model: Model, q: ArrayLike, frame: str | None = None) -> np.ndarray:
-    """World pose ``(..., 4, 4)`` of ``frame`` (default: the first end effector)."""
+def fk(model: Model, q: ArrayLike, frame: str | None = None, base: str | None = None) -> np.ndarray:
+    """Pose ``(..., 4, 4)`` of ``frame`` (default: the first end effector) in the world,
+    or with ``base`` (a frame name) in that frame: ``T_base_frame = T_world_base^-1
+    T_world_frame`` at the same ``q`` (what TRAC-IK and MoveIt call the chain's pose).
+    """
     node = model.frame_index(frame)
     Q, batch = _as_q(model, q)
-    frames = np.array([node], dtype=np.int64)
-    out = _fk_frames(model, Q, needed_nodes(model, (node,)), frames)
+    if base is None:
+        frames = np.array([node], dtype=np.int64)
+        out = _fk_frames(model, Q, needed_nodes(model, (node,)), frames)
+        return out.reshape(*batch, 4, 4)
+    node_base = model.frame_index(base)
+    frames = np.array([node_base, node], dtype=np.int64)
+    both = _fk_frames(model, Q, needed_nodes(model, (node_base, node)), frames)
+    T_world_base, T_world_frame = both[:, 0], both[:, 1]
+    R_base_world = np.swapaxes(T_world_base[:, :3, :3], -1, -2)
+    out = np.zeros_like(T_world_frame)
+    out[:, :3, :3] = R_base_world @ T_world_frame[:, :3, :3]
+    out[:, :3, 3] = np.einsum(
+        "nij,nj->ni", R_base_world, T_world_frame[:, :3, 3] - T_world_base[:, :3, 3]
+    )
+    out[:, 3, 3] = 1.0
     return out.reshape(*batch, 4, 4)
 
 
