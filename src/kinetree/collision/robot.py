@@ -42,9 +42,11 @@ from .world import Obstacle, obstacle_rows
 __all__ = [
     "CollisionModel",
     "CollisionTables",
+    "CollisionWarning",
     "DistanceResult",
     "collision_model",
     "find_disabled_pairs",
+    "report_left_out",
 ]
 
 ObstacleLike = Obstacle | geo.Geometry
@@ -65,6 +67,9 @@ class CollisionTables:
     pairs: np.ndarray
     pair_names: tuple[tuple[str, str], ...]
     nodes: np.ndarray
+    #: Pairs left out because no moving coordinate changes their relative pose (see
+    #: :meth:`CollisionModel.tables`' ``moving``): (link, obstacle name or link).
+    left_out: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,18 +124,25 @@ class CollisionModel:
         obstacles: Iterable[ObstacleLike] | ObstacleLike = (),
         self_collision: bool = True,
         ignore: Iterable[tuple[str, str]] = (),
+        moving: np.ndarray | None = None,
     ) -> CollisionTables:
         """Pack ``obstacles`` and the pairs to check: every link against every obstacle,
         then (``self_collision``) the enabled link pairs; pairs named in ``ignore``
-        (link, obstacle name or link) are left out. Cached per scene: obstacles are
-        immutable, so the same obstacle objects pack to the same tables."""
+        (link, obstacle name or link) are left out. ``moving`` (nq bools, the coordinates
+        a solver moves; None: all) leaves out the pairs whose relative pose none of them
+        changes (two fingers on a hand that IK does not open, a base link on the table),
+        named in ``left_out``: no step can change their distance, so checking them could
+        only fail every solve. Cached per scene: obstacles are immutable, so the same
+        obstacle objects pack to the same tables."""
         obs = (obstacles,) if isinstance(obstacles, (Obstacle, geo.Geometry)) else tuple(obstacles)
         ign = tuple(tuple(p) for p in ignore)
-        key = (tuple(id(o) for o in obs), bool(self_collision), ign)
+        mov = None if moving is None else np.asarray(moving, dtype=bool).reshape(self.model.nq)
+        key = (tuple(id(o) for o in obs), bool(self_collision), ign,
+               None if mov is None else mov.tobytes())  # fmt: skip
         hit = self._scenes.get(key)
         if hit is not None:
             return hit[1]
-        tables = self._pack(obs, self_collision, ign)
+        tables = self._pack(obs, self_collision, ign, mov)
         if len(self._scenes) >= 64:
             self._scenes.clear()
         self._scenes[key] = (obs, tables)
@@ -141,6 +153,7 @@ class CollisionModel:
         obstacles: tuple[ObstacleLike, ...],
         self_collision: bool,
         ignore: tuple[tuple[str, ...], ...],
+        moving: np.ndarray | None = None,
     ) -> CollisionTables:
         rows, names = obstacle_rows(obstacles)
         skip = {pair_key(a, b) for a, b in ignore}
@@ -164,6 +177,23 @@ class CollisionModel:
             for a, b in self.self_pairs
             if self_collision and pair_key(links[a], links[b]) not in skip
         ]
+        left_out: list[tuple[str, str]] = []
+        if moving is not None:
+            sphere_nodes = self.spheres.nodes
+            moved = _moved_nodes(self.model, moving)
+            # A link against the world: fixed when nothing on its path from the root moves.
+            still = [
+                not moved[self.model.ancestors(int(sphere_nodes[i]))].any()
+                for i in range(len(links))
+            ]
+            left_out += [(links[a], names[o]) for a, o in ob_pairs if still[a]]
+            ob_pairs = [(a, o) for a, o in ob_pairs if not still[a]]
+            rigid = [
+                not _moves_between(self.model, moved, int(sphere_nodes[a]), int(sphere_nodes[b]))
+                for a, b in self_pairs
+            ]
+            left_out += [(links[a], links[b]) for (a, b), r in zip(self_pairs, rigid) if r]
+            self_pairs = [p for p, r in zip(self_pairs, rigid) if not r]
         obstacles_table, data = pack_obstacle_rows(rows)
         pair_names = tuple((links[a], names[o]) for a, o in ob_pairs) + tuple(
             (links[a], links[b]) for a, b in self_pairs
@@ -177,6 +207,7 @@ class CollisionModel:
             pack_pairs(ob_pairs, self_pairs),
             pair_names,
             nodes,
+            tuple(left_out),
         )
 
     def _batch(self, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -294,6 +325,80 @@ class CollisionModel:
         return out.reshape(*batch, t.pairs.shape[0], OUT_SIZE), t.pair_names
 
 
+def closest_pair(model: Model, tables: CollisionTables, q: np.ndarray) -> tuple[str, str, float]:
+    """``(a, b, distance)``: the closest checked pair of ``tables`` at one configuration
+    ``q`` (nq,) and its signed distance [m] on the spheres (negative: the depth of a
+    penetration); ``("", "", inf)`` when nothing is checked."""
+    Q = np.require(np.asarray(q, dtype=np.float64).reshape(1, model.nq), np.float64, ("C", "W"))
+    fdata, idata = packed(model)
+    out = np.empty((1, OUT_SIZE))
+    arg = np.empty(1, dtype=np.int64)
+    t = tables
+    _kernels.distance_rows(Q, fdata, idata, t.nodes, t.spheres, t.links, t.obstacles,
+                           t.obstacle_data, t.pairs, -np.inf, out, arg, 0, 1)  # fmt: skip
+    if arg[0] < 0:
+        return "", "", float("inf")
+    a, b = t.pair_names[int(arg[0])]
+    return a, b, float(out[0, OUT_DISTANCE])
+
+
+class CollisionWarning(UserWarning):
+    """A collision set-up that will not do what it seems to (pairs left out of a solve)."""
+
+
+def report_left_out(
+    cm: CollisionModel,
+    tables: CollisionTables,
+    obstacles: Any,
+    self_collision: bool,
+    ignore: Iterable[tuple[str, str]],
+) -> None:
+    """Warn (:class:`CollisionWarning`) about the pairs of ``tables.left_out`` that are in
+    contact at the model's neutral configuration, with their depth [m] on the spheres:
+    no solve from there could have cleared them. Left-out pairs apart there stay quiet."""
+    import warnings
+
+    rows, names = cm.pair_distances(cm.model.neutral(), obstacles, self_collision,
+                                    cutoff=0.0, ignore=ignore)  # fmt: skip
+    depth = {n: -float(rows[k, OUT_DISTANCE]) for k, n in enumerate(names)}
+    touching = [(n, depth[n]) for n in tables.left_out if depth.get(n, 0.0) > 0.0]
+    if not touching:
+        return
+    shown = ", ".join(f"{a}-{b} ({d * 1e3:.1f} mm deep)" for (a, b), d in touching[:6])
+    more = f" and {len(touching) - 6} more" if len(touching) > 6 else ""
+    warnings.warn(
+        f"{len(touching)} collision pair(s) in contact at the neutral configuration are left "
+        f"out of the solve, as no active joint moves them apart: {shown}{more}. "
+        "Disable them (an SRDF, disabled=, ignore=) or make a joint between them active.",
+        CollisionWarning,
+        stacklevel=4,
+    )
+
+
+def _moved_nodes(model: Model, moving: np.ndarray) -> np.ndarray:
+    """Per node, whether its own joint turns or slides when the coordinates ``moving``
+    (nq bools) change, a coordinate tied to a moving one (a coupling) included."""
+    coord = np.asarray(moving, dtype=bool).copy()
+    for j, src, _, _ in model.couplings:
+        if src >= 0 and coord[src]:
+            coord[j] = True
+    out = np.zeros(model.n_nodes, dtype=bool)
+    for k in range(model.n_nodes):
+        if model.moves(k):
+            out[k] = bool(coord[model.q_index[k]])
+    return out
+
+
+def _moves_between(model: Model, moved: np.ndarray, a: int, b: int) -> bool:
+    """Whether a moved node lies on the tree path between nodes ``a`` and ``b`` (their
+    common ancestor's own joint moves both alike and does not count)."""
+    pa, pb = model.ancestors(a), model.ancestors(b)
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[n] == pb[n]:
+        n += 1
+    return bool(moved[pa[n:]].any() or moved[pb[n:]].any())
+
+
 def _all_pairs(links: tuple[str, ...]) -> list[tuple[int, int]]:
     return [(a, b) for a in range(len(links)) for b in range(a + 1, len(links))]
 
@@ -305,15 +410,16 @@ def find_disabled_pairs(
     *,
     spheres: RobotSpheres | None = None,
     never: bool = True,
-    default: bool = False,
+    default: bool = True,
 ) -> Pairs:
     """Link pairs to skip in self-collision checks, found the way robot set-up tools do:
     ``"Adjacent"`` (joined in the tree), ``"Always"`` (in contact at every one of
     ``samples`` random configurations within the limits) and, with ``never``,
     ``"Never"`` (in contact at none of them; a rare collision can hide from the samples,
     so more samples are safer) and, with ``default``, ``"Default"`` (in contact at
-    ``model.neutral()``, which MoveIt's set-up assistant also skips; on the spheres this
-    drops pairs that are merely close there). Contact is judged on the spheres
+    ``model.neutral()``, which MoveIt's set-up assistant also skips: penetrating there
+    deeper than twice the spheres' ``max_overshoot``, so that a pair merely close at
+    neutral, which the spheres make touch, stays checked). Contact is judged on the spheres
     (``spheres``, default :func:`robot_spheres` of the model), which hold the exact
     geometry: a pair never in contact on the spheres never was on the meshes at those
     samples either.
@@ -330,8 +436,12 @@ def find_disabled_pairs(
     rows, names = cm.pair_distances(Q, (), True, cutoff=0.0)
     touching = rows[..., OUT_DISTANCE] < 0.0  # (n, pairs)
     at_neutral, _ = cm.pair_distances(model.neutral(), (), True, cutoff=0.0)
+    # In contact at neutral on the exact geometry, as far as the spheres can tell: deeper
+    # than the two links' spheres may reach beyond it (a pair merely close there, which the
+    # spheres' overshoot makes touch, stays checked).
+    deep = -2.0 * sp.max_overshoot
     for k, (a, b) in enumerate(names):
-        if default and at_neutral[k, OUT_DISTANCE] < 0.0:
+        if default and at_neutral[k, OUT_DISTANCE] < deep:
             out[pair_key(a, b)] = "Default"
         elif np.all(touching[:, k]):
             out[pair_key(a, b)] = "Always"

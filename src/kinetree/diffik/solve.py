@@ -16,6 +16,9 @@ from .step import _check, levels_of, step_delta
 
 __all__ = ["DiffIKResult", "solve"]
 
+#: Halvings of a step that would cross a limit that held before it (2^-30: the step is gone).
+MAX_HALVINGS = 30
+
 
 @dataclass(frozen=True, eq=False)
 class DiffIKResult:
@@ -91,7 +94,21 @@ def solve(
         if not np.all(np.isfinite(dq)):  # pragma: no cover - the solvers return finite steps
             message = "stopped: the step is not finite"
             break
-        q = model.integrate(q, dq)
+        q_next = model.integrate(q, dq)
+        held = [lim for lim in lims if lim.satisfied(model, q, 1e-9)]
+        halvings = 0
+        # A linearised limit (collision distances) may still be crossed by a long step:
+        # halve it until every limit that held still holds.
+        while halvings < MAX_HALVINGS and not all(
+            lim.satisfied(model, q_next, 1e-9) for lim in held
+        ):
+            dq = dq * 0.5
+            q_next = model.integrate(q, dq)
+            halvings += 1
+        if halvings == MAX_HALVINGS:
+            message = "stopped: every step shortening it still crosses a limit"
+            break
+        q = q_next
         steps += 1
         if record:
             history.append(q.copy())

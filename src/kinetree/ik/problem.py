@@ -236,7 +236,7 @@ def template(
     coll = None
     fk_frames = tuple(int(k) for k in tgt_i[:, 0])
     if opts.collision:
-        coll = _collision_tables(model, opts)
+        coll = _collision_tables(model, opts, active)
         cfg, icfg = L.write_collision(
             cfg, icfg,
             {
@@ -263,9 +263,11 @@ def template(
     )  # fmt: skip
 
 
-def _collision_tables(model: Model, opts: IKOptions) -> Any:
-    """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``."""
-    from ..collision.robot import collision_model
+def _collision_tables(model: Model, opts: IKOptions, active: np.ndarray) -> Any:
+    """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``,
+    without the pairs the ``active`` coordinates cannot move apart (reported by
+    :func:`kinetree.collision.robot.report_left_out` when they touch)."""
+    from ..collision.robot import collision_model, report_left_out
 
     cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
     if cm.model is not model:
@@ -273,7 +275,10 @@ def _collision_tables(model: Model, opts: IKOptions) -> Any:
             f"collision_model was made for model {cm.model.name!r}, not for this model "
             f"({model.name!r}); make one with kinetree.collision.collision_model(model)"
         )
-    return cm.tables(opts.obstacles, opts.self_pairs, opts.ignore)
+    tables = cm.tables(opts.obstacles, opts.self_pairs, opts.ignore, moving=active)
+    if tables.left_out:
+        report_left_out(cm, tables, opts.obstacles, opts.self_pairs, opts.ignore)
+    return tables
 
 
 def _quaternion_layout(
