@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from .pairs import read_srdf as read_srdf
     from .pairs import with_disabled_pairs as with_disabled_pairs
     from .pairs import write_srdf as write_srdf
+    from .report import CollisionWarning as CollisionWarning
     from .robot import CollisionModel as CollisionModel
     from .robot import CollisionTables as CollisionTables
-    from .robot import CollisionWarning as CollisionWarning
     from .robot import DistanceResult as DistanceResult
     from .robot import collision_model as collision_model
     from .robot import find_disabled_pairs as find_disabled_pairs
@@ -52,7 +52,7 @@ _LAZY = {
     "write_srdf": ".pairs:write_srdf",
     "CollisionModel": ".robot:CollisionModel",
     "CollisionTables": ".robot:CollisionTables",
-    "CollisionWarning": ".robot:CollisionWarning",
+    "CollisionWarning": ".report:CollisionWarning",
     "DistanceResult": ".robot:DistanceResult",
     "collision_model": ".robot:collision_model",
     "find_disabled_pairs": ".robot:find_disabled_pairs",

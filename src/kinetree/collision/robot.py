@@ -35,18 +35,24 @@ from .layout import (
     pack_obstacle_rows,
     pack_pairs,
 )
-from .pairs import METADATA_KEY, Pairs, adjacent_pairs, pair_key, read_srdf
+from .pairs import (
+    METADATA_KEY,
+    Pairs,
+    adjacent_pairs,
+    moved_nodes,
+    moves_between,
+    pair_key,
+    read_srdf,
+)
 from .spheres import RobotSpheres, robot_spheres
 from .world import Obstacle, obstacle_rows
 
 __all__ = [
     "CollisionModel",
     "CollisionTables",
-    "CollisionWarning",
     "DistanceResult",
     "collision_model",
     "find_disabled_pairs",
-    "report_left_out",
 ]
 
 ObstacleLike = Obstacle | geo.Geometry
@@ -180,7 +186,7 @@ class CollisionModel:
         left_out: list[tuple[str, str]] = []
         if moving is not None:
             sphere_nodes = self.spheres.nodes
-            moved = _moved_nodes(self.model, moving)
+            moved = moved_nodes(self.model, moving)
             # A link against the world: fixed when nothing on its path from the root moves.
             still = [
                 not moved[self.model.ancestors(int(sphere_nodes[i]))].any()
@@ -189,7 +195,7 @@ class CollisionModel:
             left_out += [(links[a], names[o]) for a, o in ob_pairs if still[a]]
             ob_pairs = [(a, o) for a, o in ob_pairs if not still[a]]
             rigid = [
-                not _moves_between(self.model, moved, int(sphere_nodes[a]), int(sphere_nodes[b]))
+                not moves_between(self.model, moved, int(sphere_nodes[a]), int(sphere_nodes[b]))
                 for a, b in self_pairs
             ]
             left_out += [(links[a], links[b]) for (a, b), r in zip(self_pairs, rigid) if r]
@@ -323,80 +329,6 @@ class CollisionModel:
                 256,
             )
         return out.reshape(*batch, t.pairs.shape[0], OUT_SIZE), t.pair_names
-
-
-def closest_pair(model: Model, tables: CollisionTables, q: np.ndarray) -> tuple[str, str, float]:
-    """``(a, b, distance)``: the closest checked pair of ``tables`` at one configuration
-    ``q`` (nq,) and its signed distance [m] on the spheres (negative: the depth of a
-    penetration); ``("", "", inf)`` when nothing is checked."""
-    Q = np.require(np.asarray(q, dtype=np.float64).reshape(1, model.nq), np.float64, ("C", "W"))
-    fdata, idata = packed(model)
-    out = np.empty((1, OUT_SIZE))
-    arg = np.empty(1, dtype=np.int64)
-    t = tables
-    _kernels.distance_rows(Q, fdata, idata, t.nodes, t.spheres, t.links, t.obstacles,
-                           t.obstacle_data, t.pairs, -np.inf, out, arg, 0, 1)  # fmt: skip
-    if arg[0] < 0:
-        return "", "", float("inf")
-    a, b = t.pair_names[int(arg[0])]
-    return a, b, float(out[0, OUT_DISTANCE])
-
-
-class CollisionWarning(UserWarning):
-    """A collision set-up that will not do what it seems to (pairs left out of a solve)."""
-
-
-def report_left_out(
-    cm: CollisionModel,
-    tables: CollisionTables,
-    obstacles: Any,
-    self_collision: bool,
-    ignore: Iterable[tuple[str, str]],
-) -> None:
-    """Warn (:class:`CollisionWarning`) about the pairs of ``tables.left_out`` that are in
-    contact at the model's neutral configuration, with their depth [m] on the spheres:
-    no solve from there could have cleared them. Left-out pairs apart there stay quiet."""
-    import warnings
-
-    rows, names = cm.pair_distances(cm.model.neutral(), obstacles, self_collision,
-                                    cutoff=0.0, ignore=ignore)  # fmt: skip
-    depth = {n: -float(rows[k, OUT_DISTANCE]) for k, n in enumerate(names)}
-    touching = [(n, depth[n]) for n in tables.left_out if depth.get(n, 0.0) > 0.0]
-    if not touching:
-        return
-    shown = ", ".join(f"{a}-{b} ({d * 1e3:.1f} mm deep)" for (a, b), d in touching[:6])
-    more = f" and {len(touching) - 6} more" if len(touching) > 6 else ""
-    warnings.warn(
-        f"{len(touching)} collision pair(s) in contact at the neutral configuration are left "
-        f"out of the solve, as no active joint moves them apart: {shown}{more}. "
-        "Disable them (an SRDF, disabled=, ignore=) or make a joint between them active.",
-        CollisionWarning,
-        stacklevel=4,
-    )
-
-
-def _moved_nodes(model: Model, moving: np.ndarray) -> np.ndarray:
-    """Per node, whether its own joint turns or slides when the coordinates ``moving``
-    (nq bools) change, a coordinate tied to a moving one (a coupling) included."""
-    coord = np.asarray(moving, dtype=bool).copy()
-    for j, src, _, _ in model.couplings:
-        if src >= 0 and coord[src]:
-            coord[j] = True
-    out = np.zeros(model.n_nodes, dtype=bool)
-    for k in range(model.n_nodes):
-        if model.moves(k):
-            out[k] = bool(coord[model.q_index[k]])
-    return out
-
-
-def _moves_between(model: Model, moved: np.ndarray, a: int, b: int) -> bool:
-    """Whether a moved node lies on the tree path between nodes ``a`` and ``b`` (their
-    common ancestor's own joint moves both alike and does not count)."""
-    pa, pb = model.ancestors(a), model.ancestors(b)
-    n = 0
-    while n < min(len(pa), len(pb)) and pa[n] == pb[n]:
-        n += 1
-    return bool(moved[pa[n:]].any() or moved[pb[n:]].any())
 
 
 def _all_pairs(links: tuple[str, ...]) -> list[tuple[int, int]]:

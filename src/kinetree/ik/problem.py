@@ -266,8 +266,9 @@ def template(
 def _collision_tables(model: Model, opts: IKOptions, active: np.ndarray) -> Any:
     """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``,
     without the pairs the ``active`` coordinates cannot move apart (reported by
-    :func:`kinetree.collision.robot.report_left_out` when they touch)."""
-    from ..collision.robot import collision_model, report_left_out
+    :func:`kinetree.collision.report.report_left_out` when they touch)."""
+    from ..collision.report import report_left_out
+    from ..collision.robot import collision_model
 
     cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
     if cm.model is not model:

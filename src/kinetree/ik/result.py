@@ -143,7 +143,7 @@ def with_clearance(
     if in_collision:
         result.message = IN_COLLISION
         if template is not None and template.collision is not None:
-            from ..collision.robot import closest_pair
+            from ..collision.report import closest_pair
 
             a, b, d = closest_pair(template.model, template.collision, result.q)
             if a:
