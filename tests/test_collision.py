@@ -326,7 +326,7 @@ def test_automatic_pairs():
     for link in ("base", "a", "b", "c", "far", "e"):
         b.add_geometry(link, sphere)
     model = b.build()
-    pairs = kinetree.collision.find_disabled_pairs(model, samples=200)
+    pairs = kinetree.collision.find_disabled_pairs(model, samples=200, default=False)
     assert pairs[("a", "base")] == "Adjacent" and pairs[("a", "b")] == "Adjacent"
     assert pairs[("b", "c")] == "Adjacent"
     assert pairs[("base", "far")] == "Adjacent"  # far hangs off base
@@ -334,10 +334,10 @@ def test_automatic_pairs():
     # a and c: 0.35 apart along z, radius 0.04 each: never touch either.
     assert pairs[("a", "c")] == "Never"
     assert ("e", "far") not in pairs  # touching now and then
-    with_default = kinetree.collision.find_disabled_pairs(model, samples=200, default=True)
-    assert with_default[("e", "far")] == "Default"
-    cm = kinetree.collision.collision_model(model)
-    assert [cm.spheres.links[i] for p in cm.self_pairs for i in p] == ["far", "e"]
+    with_default = kinetree.collision.find_disabled_pairs(model, samples=200)
+    assert with_default[("e", "far")] == "Default"  # 30 mm deep at neutral
+    cm = kinetree.collision.collision_model(model)  # judges as set-up tools do
+    assert cm.disabled[("e", "far")] == "Default" and cm.self_pairs == ()
 
 
 def test_bad_obstacles_raise_naming_the_field():

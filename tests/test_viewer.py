@@ -353,3 +353,31 @@ def test_collision_spheres_are_drawn_where_the_queries_put_them(tmp_path: Path) 
         assert v._figure.sphere_handles == [] and "collision geometry" in str(
             v._figure.sphere_error
         )
+
+
+def _stretched_arm() -> kinetree.Model:
+    """Three joints holding a 0.9 m arm straight up at q = 0 (its neutral pose): a
+    singularity that damped least squares cannot leave towards the base."""
+    from kinetree.spatial import translation
+
+    b = kinetree.ModelBuilder("stretched", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
+    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2.5, 2.5))
+    b.add_joint("j3", "l2", "l3", axis="y", origin=translation([0, 0, 0.3]), limits=(-2.5, 2.5))
+    b.add_frame("tip", "l3", translation([0, 0, 0.3]))
+    return b.build()
+
+
+def test_a_drag_from_a_stretched_pose_gets_out() -> None:
+    """Regression: from a neutral pose held straight, the live solve (damped least
+    squares, no restarts) stalled ("IK not reached") where Model.ik reaches."""
+    model = _stretched_arm()
+    with Viewer(model, port=0, meshes=False, targets=["tip"]) as v:
+        v.set_options(mode="position")
+        goal = np.array([0.0, 0.0, 0.65])  # straight below the tip: the arm must bend
+        assert model.ik(kinetree.ik.Position(goal), "tip").success  # reachable
+        result = v.set_target("tip", goal)
+        assert result is not None and result.success, v.status
+        np.testing.assert_allclose(model.fk(v.q, "tip")[:3, 3], goal, atol=1e-5)
+        assert "IK reached from a bent start" in v.status
+        assert np.all(model.within_limits(v.q))

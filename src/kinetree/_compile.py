@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "NOTICE_DELAY",
     "compiled",
     "fresh_cache",
     "interpret_first",
@@ -131,20 +132,49 @@ def compiled(kernel: Any) -> bool:
     return id(kernel) in _SEEN
 
 
+#: Seconds a first call runs, compiling, before :func:`notice` says so.
+NOTICE_DELAY = 1.0
+#: numba compiles started in this process (its ``numba:compile`` events; loading machine
+#: code from the disk cache is no compile and sends none).
+_COMPILES = [0]
+_LISTENING = [False]
+
+
+def _listen() -> None:
+    """Count numba's compiles from now on (installed once, on the first notice)."""
+    if _LISTENING[0]:
+        return
+    from numba.core import event
+
+    class _Count(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            _COMPILES[0] += 1
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    event.register("numba:compile", _Count())
+    _LISTENING[0] = True
+
+
 @contextmanager
 def notice(kernel: Any) -> Iterator[None]:
     """Around a call of a compiled ``kernel``: the first time in this process, print
-    "compiling kinetree kernels ..." to stderr if the call takes over a second."""
+    "kinetree: compiling kernels ..." to stderr if the call is still running after
+    :data:`NOTICE_DELAY` seconds and numba compiled something meanwhile (a long batch
+    whose machine code came from the disk cache prints nothing)."""
     global _PRINTED
     first = id(kernel) not in _SEEN
     _SEEN.add(id(kernel))
     if not first or _PRINTED:
         yield
         return
+    _listen()
+    before = _COMPILES[0]
 
     def say() -> None:
         global _PRINTED
-        if not _PRINTED:
+        if not _PRINTED and _COMPILES[0] > before:
             _PRINTED = True
             print(
                 "kinetree: compiling kernels, once (cached on disk; `kinetree warmup` "
@@ -153,7 +183,7 @@ def notice(kernel: Any) -> Iterator[None]:
                 flush=True,
             )
 
-    timer = threading.Timer(1.0, say)
+    timer = threading.Timer(NOTICE_DELAY, say)
     timer.daemon = True
     timer.start()
     try:

@@ -43,21 +43,34 @@ def _pool() -> ThreadPoolExecutor:
 
 def run_chunks(kernel: Callable[[int, int], object], n: int, chunk: int) -> None:
     """Call ``kernel(start, stop)`` over ``range(n)`` in chunks of ``chunk`` items, on
-    every thread when there is more than one chunk (``kernel`` must release the GIL)."""
+    every thread when there is more than one chunk (``kernel`` must release the GIL).
+
+    When a chunk raises (Ctrl-C arrives in the calling thread between two of its chunks),
+    no thread starts another chunk: the call ends once the chunks under way are done (a
+    chunk is a few milliseconds), not when the whole batch is."""
     threads = min(n_threads(), (n + chunk - 1) // chunk)
     if threads <= 1:
         kernel(0, n)
         return
     counter = itertools.count()
+    stop = threading.Event()
 
     def worker() -> None:
-        while True:
-            start = next(counter) * chunk  # itertools.count is atomic under the GIL
-            if start >= n:
-                return
-            kernel(start, min(n, start + chunk))
+        try:
+            while not stop.is_set():
+                start = next(counter) * chunk  # itertools.count is atomic under the GIL
+                if start >= n:
+                    return
+                kernel(start, min(n, start + chunk))
+        except BaseException:
+            stop.set()
+            raise
 
     futures = [_pool().submit(worker) for _ in range(threads - 1)]
-    worker()
+    try:
+        worker()
+    finally:
+        for f in futures:  # after an error: each ends its chunk under way, then stops
+            f.exception()
     for f in futures:
         f.result()

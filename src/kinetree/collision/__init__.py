@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .pairs import read_srdf as read_srdf
     from .pairs import with_disabled_pairs as with_disabled_pairs
     from .pairs import write_srdf as write_srdf
+    from .report import CollisionWarning as CollisionWarning
     from .robot import CollisionModel as CollisionModel
     from .robot import CollisionTables as CollisionTables
     from .robot import DistanceResult as DistanceResult
@@ -51,6 +52,7 @@ _LAZY = {
     "write_srdf": ".pairs:write_srdf",
     "CollisionModel": ".robot:CollisionModel",
     "CollisionTables": ".robot:CollisionTables",
+    "CollisionWarning": ".report:CollisionWarning",
     "DistanceResult": ".robot:DistanceResult",
     "collision_model": ".robot:collision_model",
     "find_disabled_pairs": ".robot:find_disabled_pairs",
@@ -74,6 +76,7 @@ __all__ = [
     "Capsule",
     "CollisionModel",
     "CollisionTables",
+    "CollisionWarning",
     "Cylinder",
     "DistanceResult",
     "HalfSpace",

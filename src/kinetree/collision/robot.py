@@ -35,7 +35,15 @@ from .layout import (
     pack_obstacle_rows,
     pack_pairs,
 )
-from .pairs import METADATA_KEY, Pairs, adjacent_pairs, pair_key, read_srdf
+from .pairs import (
+    METADATA_KEY,
+    Pairs,
+    adjacent_pairs,
+    moved_nodes,
+    moves_between,
+    pair_key,
+    read_srdf,
+)
 from .spheres import RobotSpheres, robot_spheres
 from .world import Obstacle, obstacle_rows
 
@@ -65,6 +73,9 @@ class CollisionTables:
     pairs: np.ndarray
     pair_names: tuple[tuple[str, str], ...]
     nodes: np.ndarray
+    #: Pairs left out because no moving coordinate changes their relative pose (see
+    #: :meth:`CollisionModel.tables`' ``moving``): (link, obstacle name or link).
+    left_out: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,18 +130,25 @@ class CollisionModel:
         obstacles: Iterable[ObstacleLike] | ObstacleLike = (),
         self_collision: bool = True,
         ignore: Iterable[tuple[str, str]] = (),
+        moving: np.ndarray | None = None,
     ) -> CollisionTables:
         """Pack ``obstacles`` and the pairs to check: every link against every obstacle,
         then (``self_collision``) the enabled link pairs; pairs named in ``ignore``
-        (link, obstacle name or link) are left out. Cached per scene: obstacles are
-        immutable, so the same obstacle objects pack to the same tables."""
+        (link, obstacle name or link) are left out. ``moving`` (nq bools, the coordinates
+        a solver moves; None: all) leaves out the pairs whose relative pose none of them
+        changes (two fingers on a hand that IK does not open, a base link on the table),
+        named in ``left_out``: no step can change their distance, so checking them could
+        only fail every solve. Cached per scene: obstacles are immutable, so the same
+        obstacle objects pack to the same tables."""
         obs = (obstacles,) if isinstance(obstacles, (Obstacle, geo.Geometry)) else tuple(obstacles)
         ign = tuple(tuple(p) for p in ignore)
-        key = (tuple(id(o) for o in obs), bool(self_collision), ign)
+        mov = None if moving is None else np.asarray(moving, dtype=bool).reshape(self.model.nq)
+        key = (tuple(id(o) for o in obs), bool(self_collision), ign,
+               None if mov is None else mov.tobytes())  # fmt: skip
         hit = self._scenes.get(key)
         if hit is not None:
             return hit[1]
-        tables = self._pack(obs, self_collision, ign)
+        tables = self._pack(obs, self_collision, ign, mov)
         if len(self._scenes) >= 64:
             self._scenes.clear()
         self._scenes[key] = (obs, tables)
@@ -141,6 +159,7 @@ class CollisionModel:
         obstacles: tuple[ObstacleLike, ...],
         self_collision: bool,
         ignore: tuple[tuple[str, ...], ...],
+        moving: np.ndarray | None = None,
     ) -> CollisionTables:
         rows, names = obstacle_rows(obstacles)
         skip = {pair_key(a, b) for a, b in ignore}
@@ -164,6 +183,23 @@ class CollisionModel:
             for a, b in self.self_pairs
             if self_collision and pair_key(links[a], links[b]) not in skip
         ]
+        left_out: list[tuple[str, str]] = []
+        if moving is not None:
+            sphere_nodes = self.spheres.nodes
+            moved = moved_nodes(self.model, moving)
+            # A link against the world: fixed when nothing on its path from the root moves.
+            still = [
+                not moved[self.model.ancestors(int(sphere_nodes[i]))].any()
+                for i in range(len(links))
+            ]
+            left_out += [(links[a], names[o]) for a, o in ob_pairs if still[a]]
+            ob_pairs = [(a, o) for a, o in ob_pairs if not still[a]]
+            rigid = [
+                not moves_between(self.model, moved, int(sphere_nodes[a]), int(sphere_nodes[b]))
+                for a, b in self_pairs
+            ]
+            left_out += [(links[a], links[b]) for (a, b), r in zip(self_pairs, rigid) if r]
+            self_pairs = [p for p, r in zip(self_pairs, rigid) if not r]
         obstacles_table, data = pack_obstacle_rows(rows)
         pair_names = tuple((links[a], names[o]) for a, o in ob_pairs) + tuple(
             (links[a], links[b]) for a, b in self_pairs
@@ -177,6 +213,7 @@ class CollisionModel:
             pack_pairs(ob_pairs, self_pairs),
             pair_names,
             nodes,
+            tuple(left_out),
         )
 
     def _batch(self, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -305,15 +342,16 @@ def find_disabled_pairs(
     *,
     spheres: RobotSpheres | None = None,
     never: bool = True,
-    default: bool = False,
+    default: bool = True,
 ) -> Pairs:
     """Link pairs to skip in self-collision checks, found the way robot set-up tools do:
     ``"Adjacent"`` (joined in the tree), ``"Always"`` (in contact at every one of
     ``samples`` random configurations within the limits) and, with ``never``,
     ``"Never"`` (in contact at none of them; a rare collision can hide from the samples,
     so more samples are safer) and, with ``default``, ``"Default"`` (in contact at
-    ``model.neutral()``, which MoveIt's set-up assistant also skips; on the spheres this
-    drops pairs that are merely close there). Contact is judged on the spheres
+    ``model.neutral()``, which MoveIt's set-up assistant also skips: penetrating there
+    deeper than twice the spheres' ``max_overshoot``, so that a pair merely close at
+    neutral, which the spheres make touch, stays checked). Contact is judged on the spheres
     (``spheres``, default :func:`robot_spheres` of the model), which hold the exact
     geometry: a pair never in contact on the spheres never was on the meshes at those
     samples either.
@@ -330,8 +368,12 @@ def find_disabled_pairs(
     rows, names = cm.pair_distances(Q, (), True, cutoff=0.0)
     touching = rows[..., OUT_DISTANCE] < 0.0  # (n, pairs)
     at_neutral, _ = cm.pair_distances(model.neutral(), (), True, cutoff=0.0)
+    # In contact at neutral on the exact geometry, as far as the spheres can tell: deeper
+    # than the two links' spheres may reach beyond it (a pair merely close there, which the
+    # spheres' overshoot makes touch, stays checked).
+    deep = -2.0 * sp.max_overshoot
     for k, (a, b) in enumerate(names):
-        if default and at_neutral[k, OUT_DISTANCE] < 0.0:
+        if default and at_neutral[k, OUT_DISTANCE] < deep:
             out[pair_key(a, b)] = "Default"
         elif np.all(touching[:, k]):
             out[pair_key(a, b)] = "Always"

@@ -12,9 +12,12 @@ from .._validate import as_array
 from ..errors import InvalidValueError
 from ..model import Model
 from .qp import NoSolutionError
-from .step import _check, levels_of, step_delta
+from .step import _check, levels_of, step_parts
 
 __all__ = ["DiffIKResult", "solve"]
+
+#: Halvings of a step that would cross a limit that held before it (2^-30: the step is gone).
+MAX_HALVINGS = 30
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,6 +36,35 @@ class DiffIKResult:
     errors: tuple[float, ...]
     message: str
     history: np.ndarray | None = field(default=None, repr=False)
+
+
+def _keep_priorities(
+    model: Model, q: np.ndarray, levels: list[list[Any]], parts: list[np.ndarray]
+) -> np.ndarray:
+    """The step ``sum(parts)`` with each lower level's part shortened (halved, at most
+    :data:`MAX_HALVINGS` times, else dropped) until the goal tasks of the levels above it
+    end no worse than without it.
+
+    A lower level moves in the null space of the higher levels' Jacobians, which keeps
+    them to first order only: over a finite step its motion bends the higher tasks off
+    their targets (a posture task pulling an arm back through its null space), and over
+    iterations that drift can win over the first level's progress."""
+    dq = parts[0]
+    for k in range(1, len(parts)):
+        above = [t for level in levels[:k] for t in level if t.goal]
+        if not above:
+            dq = dq + parts[k]
+            continue
+        base_q = model.integrate(q, dq)
+        base = [t.error_norm(model, base_q) for t in above]
+        part = parts[k]
+        for _ in range(MAX_HALVINGS):
+            trial = model.integrate(q, dq + part)
+            if all(t.error_norm(model, trial) <= b + 1e-12 for t, b in zip(above, base)):
+                dq = dq + part
+                break
+            part = part * 0.5
+    return dq
 
 
 def solve(
@@ -84,14 +116,29 @@ def solve(
         if steps >= int(max_steps):
             break
         try:
-            dq = step_delta(model, q, levels, step, lims, solver, lam, **solver_options)
+            parts = step_parts(model, q, levels, step, lims, solver, lam, **solver_options)
+            dq = _keep_priorities(model, q, levels, parts)
         except NoSolutionError as exc:
             message = f"stopped: {exc}"
             break
         if not np.all(np.isfinite(dq)):  # pragma: no cover - the solvers return finite steps
             message = "stopped: the step is not finite"
             break
-        q = model.integrate(q, dq)
+        q_next = model.integrate(q, dq)
+        held = [lim for lim in lims if lim.satisfied(model, q, 1e-9)]
+        halvings = 0
+        # A linearised limit (collision distances) may still be crossed by a long step:
+        # halve it until every limit that held still holds.
+        while halvings < MAX_HALVINGS and not all(
+            lim.satisfied(model, q_next, 1e-9) for lim in held
+        ):
+            dq = dq * 0.5
+            q_next = model.integrate(q, dq)
+            halvings += 1
+        if halvings == MAX_HALVINGS:
+            message = "stopped: every step shortening it still crosses a limit"
+            break
+        q = q_next
         steps += 1
         if record:
             history.append(q.copy())

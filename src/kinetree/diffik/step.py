@@ -103,6 +103,24 @@ def step_delta(
     **solver_options: Any,
 ) -> np.ndarray:
     """The step ``dq`` (nv,) [rad or m] of :func:`solve_step` (its velocity times ``dt``)."""
+    return np.sum(step_parts(model, q, tasks, dt, limits, solver, damping, **solver_options),
+                  axis=0)  # fmt: skip
+
+
+def step_parts(
+    model: Model,
+    q: ArrayLike,
+    tasks: Any,
+    dt: float,
+    limits: Any = (),
+    solver: str = "kinetree",
+    damping: float = 1e-12,
+    **solver_options: Any,
+) -> list[np.ndarray]:
+    """The step of :func:`step_delta` as one part per priority level (nv,) each, which sum
+    to it: the first level's step, then each lower level's motion in the null space of
+    the levels above (:func:`kinetree.diffik.solve` shortens a lower part that would
+    spoil a higher level over a finite step)."""
     qa, step, lims, lam = _check(model, q, dt, limits, damping)
     levels = levels_of(tasks)
     G, h, lb, ub = _constraints(model, qa, lims, step)
@@ -110,8 +128,9 @@ def step_delta(
     H, c, rows = _objective(model, qa, levels[0], lam)
     empty = np.zeros((0, nv))
     dq = solve_qp(QP(H, c, G, h, empty, np.zeros(0), lb, ub, rows), solver, **solver_options)
+    parts = [dq]
     if len(levels) == 1:
-        return dq
+        return parts
     Z = _null_space(np.concatenate(rows) if rows else empty, np.eye(nv))
     lo_f, hi_f = np.isfinite(lb), np.isfinite(ub)
     for level in levels[1:]:
@@ -137,9 +156,10 @@ def step_delta(
             np.full(r, np.inf),
         )
         w = solve_qp(sub, solver, **solver_options)
-        dq = dq + Z @ w
+        parts.append(Z @ w)
+        dq = dq + parts[-1]
         Z = _null_space(np.concatenate(rows) if rows else empty, Z)
-    return dq
+    return parts
 
 
 def solve_step(

@@ -10,7 +10,10 @@ answer raises :class:`ClusterUnreachableError` naming it instead of hanging.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError, KinetreeError, UnsupportedError
@@ -102,15 +105,114 @@ def get_client(client: Any = None, timeout: float = CONNECT_TIMEOUT) -> Client:
             "client must be None (the embedded local cluster), a distributed.Client or a "
             f"scheduler address such as 'tcp://10.0.0.5:8786', got {client!r}"
         )
+    deadline = time.monotonic() + timeout
+    _probe(client, timeout)
+    left = max(0.5, deadline - time.monotonic())
+    # Built in two steps so that a failed client is closed here, now, and not later by the
+    # garbage collector inside the next client's connection (where it deadlocked); not
+    # the process's default client, which a failed one would otherwise stay.
+    c = Client.__new__(Client)
     try:
-        return Client(client, timeout=timeout)
+        c.__init__(client, timeout=left, set_as_default=False)  # type: ignore[misc]
     except (OSError, TimeoutError) as exc:
+        _close_quietly(c)
         raise ClusterUnreachableError(
             f"the Dask scheduler at {client!r} did not answer within {timeout:g} s ({exc}); "
-            "start one with `dask scheduler` and workers with `dask worker ADDRESS`, or "
-            "pass client=None for the embedded local cluster"
+            f"{_START_ONE}"
         ) from None
     except Exception as exc:  # a bad scheme, or something that is no Dask scheduler
+        _close_quietly(c)
         raise ClusterUnreachableError(
             f"no Dask scheduler at {client!r}: {type(exc).__name__}: {exc}"
         ) from None
+    return c
+
+
+_START_ONE = (
+    "start one with `dask scheduler` and workers with `dask worker ADDRESS`, or pass "
+    "client=None for the embedded local cluster"
+)
+#: The bytes every Dask comm sends first on a new connection (its handshake, msgpack).
+_DASK_HANDSHAKE = b"pickle-protocol"
+
+
+def _close_quietly(c: Any) -> None:
+    """Close a client whose start failed (nothing it says matters any more)."""
+    with contextlib.suppress(Exception):
+        c.close(timeout=1)
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Check within ``timeout`` seconds that a plain TCP ``address`` (``tcp://host:port``
+    or ``host:port``) is a Dask scheduler, else raise :class:`ClusterUnreachableError`
+    saying why: nothing listens, nothing answers, or it is not Dask (an HTTP server).
+
+    A Dask server writes its handshake as soon as it accepts a connection, before it
+    reads anything; Dask's own client waits for it without a time limit, so a listener
+    that never speaks would hang it. Other schemes (``tls://``, ``inproc://``, ...) are
+    left to Dask."""
+    scheme, sep, rest = address.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheme
+    if scheme != "tcp":
+        return
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    if not colon or not port_text.isdigit():
+        return  # no port: Dask picks its default, or explains the address
+    host = host.strip("[]")
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, int(port_text)), timeout=timeout)
+    except TimeoutError:
+        raise ClusterUnreachableError(
+            f"the Dask scheduler at {address!r} did not answer within {timeout:g} s (no "
+            f"connection); {_START_ONE}"
+        ) from None
+    except OSError as exc:
+        raise ClusterUnreachableError(
+            f"no Dask scheduler at {address!r}: cannot connect ({exc.strerror or exc}); "
+            f"{_START_ONE}"
+        ) from None
+    with sock:
+        got = _read_until(sock, deadline - min(1.0, timeout / 4))
+        if _DASK_HANDSHAKE in got:
+            return
+        if not got:  # silent: an HTTP server waits for a request; ask it one
+            with contextlib.suppress(OSError):
+                sock.sendall(b"GET / HTTP/1.0\r\nHost: " + host.encode() + b"\r\n\r\n")
+                got = _read_until(sock, deadline)
+    if got.startswith(b"HTTP/"):
+        raise ClusterUnreachableError(
+            f"{address!r} is not a Dask scheduler: it answers HTTP (a dashboard? the "
+            f"scheduler listens on port 8786 by default, its dashboard on 8787); {_START_ONE}"
+        )
+    if got:
+        raise ClusterUnreachableError(
+            f"{address!r} is not a Dask scheduler: it answered {got[:40]!r}, not Dask's "
+            f"handshake; {_START_ONE}"
+        )
+    raise ClusterUnreachableError(
+        f"{address!r} accepted a connection but sent no Dask handshake within {timeout:g} s: "
+        f"not a Dask scheduler (or one too busy to answer); {_START_ONE}"
+    )
+
+
+def _read_until(sock: socket.socket, deadline: float) -> bytes:
+    """What ``sock`` sends until it closes, ``deadline`` (``time.monotonic``) passes or a
+    Dask handshake is complete enough to recognise."""
+    got = b""
+    while _DASK_HANDSHAKE not in got and len(got) < 4096:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            part = sock.recv(4096)
+        except (TimeoutError, OSError):
+            break
+        if not part:
+            break
+        got += part
+        if got.startswith(b"HTTP/") and b"\r\n" in got:
+            break
+    return got

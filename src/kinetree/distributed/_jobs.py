@@ -12,9 +12,11 @@ arrives exactly once and in the items' order, whatever the workers did.
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any, TypeVar
@@ -60,10 +62,15 @@ def run_job(
     c = get_client(client)
     job = uuid.uuid4().hex[:12]
     # One message submits every chunk; results come back in batches as they finish.
-    futures = c.map(
-        func, *zip(*chunks), key=[f"kinetree-{label}-{job}-{i}" for i in range(len(chunks))],
-        pure=False,
-    ) if chunks else []  # fmt: skip
+    _quiet_workers()
+    with warnings.catch_warnings():
+        # By design a task carries its inputs (nothing is lost with a worker), so the
+        # graph is as large as the job's data: Dask's advice to load it otherwise is noise.
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        futures = c.map(
+            func, *zip(*chunks), key=[f"kinetree-{label}-{job}-{i}" for i in range(len(chunks))],
+            pure=False,
+        ) if chunks else []  # fmt: skip
     slot = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     filled = np.zeros(len(futures), dtype=bool)
@@ -83,6 +90,28 @@ def run_job(
     if missing.size:  # pragma: no cover - as_completed returns every future or raises
         raise RuntimeError(f"chunks {missing.tolist()} of job {job} never returned")
     return results
+
+
+class _KinetreeTaskFailure(logging.Filter):
+    """Drops a worker's "Compute Failed" block for a kinetree task: the error is raised on
+    the client, where it belongs; the block repeats it, with the task's repr, first."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Compute Failed"):
+            return True
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (args and str(args[0]).startswith("kinetree-"))
+
+
+_FILTER = _KinetreeTaskFailure()
+
+
+def _quiet_workers() -> None:
+    """Install the filter on the worker logger of this process (embedded clusters' workers
+    log here; a remote worker's log stays its own)."""
+    log = logging.getLogger("distributed.worker")
+    if _FILTER not in log.filters:
+        log.addFilter(_FILTER)
 
 
 # --- shared objects: one copy per worker process -------------------------------------------------

@@ -243,7 +243,7 @@ def template(
     coll = None
     fk_frames = tuple(int(k) for k in tgt_i[:, 0])
     if opts.collision:
-        coll = _collision_tables(model, opts)
+        coll = _collision_tables(model, opts, active)
         cfg, icfg = L.write_collision(
             cfg, icfg,
             {
@@ -270,8 +270,11 @@ def template(
     )  # fmt: skip
 
 
-def _collision_tables(model: Model, opts: IKOptions) -> Any:
-    """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``."""
+def _collision_tables(model: Model, opts: IKOptions, active: np.ndarray) -> Any:
+    """The packed scene of ``opts`` (obstacles, self pairs, ignored pairs) for ``model``,
+    without the pairs the ``active`` coordinates cannot move apart (reported by
+    :func:`kinetree.collision.report.report_left_out` when they touch)."""
+    from ..collision.report import report_left_out
     from ..collision.robot import collision_model
 
     cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
@@ -280,7 +283,10 @@ def _collision_tables(model: Model, opts: IKOptions) -> Any:
             f"collision_model was made for model {cm.model.name!r}, not for this model "
             f"({model.name!r}); make one with kinetree.collision.collision_model(model)"
         )
-    return cm.tables(opts.obstacles, opts.self_pairs, opts.ignore)
+    tables = cm.tables(opts.obstacles, opts.self_pairs, opts.ignore, moving=active)
+    if tables.left_out:
+        report_left_out(cm, tables, opts.obstacles, opts.self_pairs, opts.ignore)
+    return tables
 
 
 #: Several targets get per-target column lists (``layout.N_SPARSE``) when their rows touch

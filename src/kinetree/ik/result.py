@@ -9,6 +9,7 @@ vocabulary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -132,12 +133,27 @@ def one_result(
     )  # fmt: skip
 
 
-def with_clearance(result: IKResult, min_distance: float, in_collision: bool) -> IKResult:
+def with_clearance(
+    result: IKResult, min_distance: float, in_collision: bool, template: Any = None
+) -> IKResult:
     """Add the clearance [m] of a collision-aware single solve to ``result`` (in place);
-    ``in_collision``: on target but closer than the margin (the message says so)."""
+    ``in_collision``: on target but closer than the margin (the message says so, and
+    names the closest pair and its depth or gap when the solve's ``template`` is given)."""
     result.min_distance = min_distance
     if in_collision:
         result.message = IN_COLLISION
+        if template is not None and template.collision is not None:
+            from ..collision.report import closest_pair
+
+            a, b, d = closest_pair(template.model, template.collision, result.q)
+            if a:
+                how = f"{-d * 1e3:.1f} mm deep" if d < 0 else f"{d * 1e3:.1f} mm apart"
+                margin = template.options.margin * 1e3
+                result.message = (
+                    f"in collision: on target, but {a} and {b} are {how} (margin "
+                    f"{margin:g} mm; on the spheres that contain the links); returned the "
+                    "best configuration found"
+                )
     return result
 
 

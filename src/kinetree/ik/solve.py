@@ -392,7 +392,7 @@ def _single(
         hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
     )  # fmt: skip
     if tpl.collision is not None:
-        with_clearance(result, clear, status == L.ST_IN_COLLISION)
+        with_clearance(result, clear, status == L.ST_IN_COLLISION, tpl)
     return result
 
 

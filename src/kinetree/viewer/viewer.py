@@ -33,6 +33,7 @@ from ..model import Model
 from ..models import with_meshes
 from ..spatial import matrix_to_quaternion, quaternion_to_matrix
 from ._clip import ClipPlayer, as_motion
+from ._drag import solve_drag
 from ._figure import RobotFigure, model_size
 from ._live import LiveSolver
 from ._panel import (
@@ -499,19 +500,21 @@ class Viewer:
             self._set_status(f"**IK:** no active joint moves {html.escape(frames)}")
             return
         try:
-            r = self.model.ik(targets, q0=q0, **options)
+            r, how = solve_drag(self.model, targets, q0, options)
         except KinetreeError as exc:
             self._set_status(f"**IK error:** {html.escape(str(exc))}")
             return
         with self._lock:
             self._result = r
             self._set_q(np.asarray(r.q), snap_targets=False)
-            self._set_status(self._readout(r))
+            self._set_status(self._readout(r, how))
 
-    def _readout(self, r: IKResult) -> str:
+    def _readout(self, r: IKResult, how: str = "") -> str:
         pe = float(np.max(r.position_error, initial=0.0))
         oe = float(np.degrees(np.max(r.orientation_error, initial=0.0)))
         head = "reached" if bool(r.success) else "not reached"
+        if how:
+            head += f" {how}"
         text = (
             f"**IK {head}** ({r.method}): position error {pe:.3g} {self.model.units}, "
             f"orientation error {oe:.3g}°; {int(r.iterations)} iterations, "

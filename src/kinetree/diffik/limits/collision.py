@@ -16,7 +16,11 @@ from ...model import Model
 from .. import _kernels
 from .limit import Limit
 
-__all__ = ["CollisionAvoidanceLimit"]
+__all__ = ["BUFFER", "CollisionAvoidanceLimit"]
+
+#: The rows keep ``margin + BUFFER`` [m] (as the collision-aware IK does), so the curvature
+#: a linearised row misses over one step does not cost the margin itself.
+BUFFER = 1e-3
 
 
 class CollisionAvoidanceLimit(Limit):
@@ -26,9 +30,12 @@ class CollisionAvoidanceLimit(Limit):
     which contain its meshes); the pairs are every link against every obstacle and,
     with ``self_collision``, the enabled link pairs. Each pair closer than
     ``detection_distance`` [m] gives the row ``d + grad . dq >= margin`` relaxed by
-    ``gain`` in (0, 1]: ``-grad . dq <= gain (d - margin)`` (a pair approaches the
-    margin geometrically; a pair inside it is pushed out). ``ignore``: pairs of names
-    to skip; ``options``: arguments of :func:`~kinetree.collision.collision_model`.
+    ``gain`` in (0, 1]: ``-grad . dq <= gain (d - margin - BUFFER)`` (a pair approaches
+    the margin geometrically; a pair inside it is pushed out); the :data:`BUFFER` of 1 mm
+    absorbs what the linearisation misses over a short step, and
+    :func:`~kinetree.diffik.solve` shortens a step that would still cross the margin, so
+    the clearance never falls below ``margin`` there. ``ignore``: pairs of names to skip;
+    ``options``: arguments of :func:`~kinetree.collision.collision_model`.
     """
 
     def __init__(
@@ -78,8 +85,8 @@ class CollisionAvoidanceLimit(Limit):
         fdata, idata = packed(model)
         k = _kernels.collision_rows(
             np.require(q, np.float64, ("C", "W")), fdata, idata, t.nodes, t.spheres, t.links,
-            t.obstacles, t.obstacle_data, t.pairs, self.detection_distance, self.margin,
-            self.gain, W, C, out, J, grad, G, h,
+            t.obstacles, t.obstacle_data, t.pairs, self.detection_distance,
+            self.margin + BUFFER, self.gain, W, C, out, J, grad, G, h,
         )  # fmt: skip
         return out, int(k)
 
