@@ -173,10 +173,10 @@ class IKOptions:
         collision_model: the :class:`kinetree.collision.CollisionModel` to use (sphere
             coarseness, disabled pairs); None: ``kinetree.collision.collision_model(model)``.
         seeds: learned starts (a :class:`kinetree.learn.LearnedIK`, or any object with a
-            ``frame`` name and ``configurations(model, T, n, q0, seed)`` returning ``(n,
-            nq)`` starts, best first): the solve tries its samples for the target first,
-            then ``q0`` with random restarts in what is left of the budget
-            (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
+            ``frame`` name and ``configurations(model, T, n, q0, seed, temperature)``
+            returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
+            given), the solve tries a few learned samples for the target, then random
+            restarts (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
     """
 
     method: str = "auto"

@@ -1,18 +1,22 @@
 """Solves that start from learned configurations, and many distinct solutions of one target.
 
-``Model.ik(T, seeds=learned)``: :func:`solve_seeded` draws :data:`SEED_SAMPLES`
-configurations for ``T`` from the seed source (a :class:`kinetree.learn.LearnedIK`,
-closest to ``T`` by FK first) and runs one attempt (no restarts) from each until one
-succeeds; when none does, the ordinary solve from ``q0`` with random restarts follows
-(its own time budget, so the whole call may take up to the learned attempts longer than
-``time_budget``). The best result found is returned, as from any solve.
+``Model.ik(T, seeds=learned)``: :func:`solve_seeded` runs one attempt (no restarts) from
+``q0`` when the caller gives one (a start the caller chose is tried first, as without
+seeds); then draws :data:`SEED_SAMPLES` configurations for ``T`` from the seed source (a
+:class:`kinetree.learn.LearnedIK`) at a low temperature and runs one attempt from each
+of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, then from
+:data:`SPREAD_SAMPLES` spread ones, until one succeeds or the time budget is spent; when
+none does, the ordinary solve with random restarts follows from the closest learned
+result with its own budget (so a failing call may take up to twice ``time_budget``).
+The best result found is returned, as from any solve.
 
 ``Model.ik_many(T, n)``: :func:`solve_many` solves ``T`` from many starts (learned
 samples when ``seeds=`` is given, else uniform random configurations of the active
 joints) in batches on every core, checks each success by FK against the tolerance,
 and keeps those farther than ``min_distance`` from every one kept before.
 
-The seed source is duck-typed (``frame``, ``configurations(model, T, n, q0, seed)``):
+The seed source is duck-typed (``frame``, ``configurations(model, T, n, q0, seed,
+temperature)``):
 this layer does not import :mod:`kinetree.learn`, which sits above it.
 """
 
@@ -35,34 +39,54 @@ __all__ = ["MAX_SOLUTIONS", "SEED_SAMPLES", "solve_many", "solve_seeded"]
 
 #: Learned configurations drawn per seeded solve; the :data:`SEED_ATTEMPTS` whose FK lands
 #: closest to the target are tried.
-SEED_SAMPLES = 8
+SEED_SAMPLES = 4
+#: Latent standard deviation of those samples: below 1 they keep to where the learned
+#: density is high, which lands them closer to the target (on the Panda, the first
+#: learned attempt succeeds 90 % of the time at 0.5, 78 % at 1; ``ik_many``, which wants
+#: spread, samples at 1).
+SEED_TEMPERATURE = 0.5
+#: Learned samples at temperature 1 tried next, when the close ones fail (within the
+#: time budget): they reach other branches, as random restarts do, but most of them
+#: converge where a random start mostly does not.
+SPREAD_SAMPLES = 16
 #: Learned starts tried before the random restarts take over (a learned start knows
 #: nothing of obstacles; a collision-aware restart draws clear ones).
-SEED_ATTEMPTS = 8
+SEED_ATTEMPTS = 3
 #: Largest ``n`` of :func:`solve_many`.
 MAX_SOLUTIONS = 100_000
 #: Starts per attempted solution when ``max_attempts`` is not given: ``ik_many`` gives
 #: up after ``ATTEMPTS_PER_SOLUTION * n`` starts.
 ATTEMPTS_PER_SOLUTION = 20
 
-#: The derived options of a seeded solve by the caller's options: (one attempt, the
-#: fallback). The same objects for the same options, so the compiled single-solve plan
-#: and the cached templates are found by identity.
-_DERIVED: dict[IKOptions, tuple[IKOptions, IKOptions]] = {}
+#: One learned attempt's options (no seeds, no restarts, seed 0) by the caller's options
+#: less their seed: a loop that passes ``seed=k`` gets the same object every call, so
+#: the compiled single-solve plan is found by identity, and no options are validated.
+_ATTEMPT: dict[tuple[Any, ...], IKOptions] = {}
+#: The fallback's options (no seeds, the caller's restarts and seed) by the caller's.
+_FALLBACK: dict[IKOptions, IKOptions] = {}
+_SEEDLESS = tuple(f.name for f in dataclasses.fields(IKOptions) if f.compare and f.name != "seed")
 
 
-def _derived(opts: IKOptions) -> tuple[IKOptions, IKOptions]:
-    """``opts`` without seeds as one descent from a given start (no restarts), and as
-    the ordinary solve with restarts that follows when no learned start succeeds."""
-    found = _DERIVED.get(opts)
+def _attempt(opts: IKOptions) -> IKOptions:
+    """``opts`` as one descent from a given start: no seeds, no restarts."""
+    key = tuple(getattr(opts, name) for name in _SEEDLESS)
+    found = _ATTEMPT.get(key)
     if found is None:
-        found = (
-            dataclasses.replace(opts, seeds=None, restarts=0, rng=None),
-            dataclasses.replace(opts, seeds=None),
-        )
-        if len(_DERIVED) > 64:
-            _DERIVED.clear()
-        _DERIVED[opts] = found
+        found = dataclasses.replace(opts, seeds=None, restarts=0, rng=None, seed=0)
+        if len(_ATTEMPT) > 64:
+            _ATTEMPT.clear()
+        _ATTEMPT[key] = found
+    return found
+
+
+def _fallback(opts: IKOptions) -> IKOptions:
+    """``opts`` without seeds: the ordinary solve with random restarts."""
+    found = _FALLBACK.get(opts)
+    if found is None:
+        found = dataclasses.replace(opts, seeds=None)
+        if len(_FALLBACK) > 64:
+            _FALLBACK.clear()
+        _FALLBACK[opts] = found
     return found
 
 
@@ -127,9 +151,10 @@ def solve_seeded(
     _check_frame(model, frame, source)
     P, batch = _condition_poses(target, source)
     if batch:  # one seeded solve per pose; q0 (nq,) for all or (*batch, nq)
-        Q0 = as_q0(model, q0, batch).reshape(-1, model.nq)
+        Q0 = as_q0(model, q0, batch).reshape(-1, model.nq) if q0 is not None else None
         flat = np.asarray(target, dtype=np.float64).reshape(-1, 4, 4)
-        results = [solve_seeded(model, flat[b], frame, opts, Q0[b], t0) for b in range(len(P))]
+        results = [solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0)
+                   for b in range(len(P))]  # fmt: skip
         return make_result(
             q=np.array([r.q for r in results]), success=np.array([r.success for r in results]),
             position_error=np.array([r.position_error for r in results]),
@@ -144,22 +169,32 @@ def solve_seeded(
             in_collision=np.array([r.message == "in collision" for r in results]),
         )  # fmt: skip
     q_start = np.array(as_q0(model, q0, ()), dtype=np.float64)
-    attempt, fallback = _derived(opts)
-    seed = opts.draw_seed()
-    starts = source.configurations(model, P[0], SEED_SAMPLES, q_start, seed)
+    attempt = _attempt(opts)
     best: IKResult | None = None
     iterations = tried = 0
-    for q in starts[:SEED_ATTEMPTS]:
-        r = solve(model, target, frame, q0=q, options=attempt)
-        tried += 1
-        iterations += int(r.iterations)
-        if _better(best, r):
-            best = r
-        if r.success:
+    if q0 is not None:
+        best = solve(model, target, frame, q0=q_start, options=attempt)
+        tried, iterations = 1, int(best.iterations)
+    seed = opts.draw_seed()
+    budget = opts.budget
+    # Close samples first; then spread ones (other branches: around an obstacle).
+    for n, temperature in ((SEED_SAMPLES, SEED_TEMPERATURE), (SPREAD_SAMPLES, 1.0)):
+        if best is not None and best.success:
             break
-    assert best is not None  # SEED_SAMPLES >= 1
-    if not best.success:
-        r = solve(model, target, frame, q0=q0, options=fallback)
+        starts = source.configurations(model, P[0], n, q_start, seed, temperature)
+        for q in starts[: SEED_ATTEMPTS if temperature != 1.0 else n]:
+            r = solve(model, target, frame, q0=q, options=attempt)
+            tried += 1
+            iterations += int(r.iterations)
+            if _better(best, r):
+                best = r
+            if r.success or (budget and time.perf_counter() - t0 > budget):
+                break
+        if budget and time.perf_counter() - t0 > budget:
+            break
+    assert best is not None  # SEED_ATTEMPTS >= 1
+    if not best.success and not (budget and time.perf_counter() - t0 > budget):
+        r = solve(model, target, frame, q0=best.q, options=_fallback(opts))
         iterations += int(r.iterations)
         tried += 1 + int(r.restarts)
         if _better(best, r):
@@ -188,7 +223,8 @@ def solve_many(
     """Up to ``n`` distinct exact solutions ``(k, nq)`` of one target, ``k <= n``.
 
     Each start (a learned sample from ``seeds``, else a uniform random configuration of
-    the active joints, the others at ``q0``) is solved by one descent of the chosen
+    the active joints, the others at ``q0``; with ``seeds``, random starts take a share
+    of a round when the previous one found few new solutions) is solved by one descent of the chosen
     method (no restarts); batches of starts run on every core. A solution is kept
     when FK puts the frame on a 4x4 pose target within the tolerance (position [m] and
     rotation angle [rad]; for other targets the solver's own FK check), and when it
@@ -241,22 +277,28 @@ def solve_many(
     wrap = model.continuous[model.v_q] & (model.v_q >= 0)
     kept: list[np.ndarray] = []
     tried = rounds = 0
+    share = 1.0  # of the starts that are learned ones
     while len(kept) < n and tried < attempts_max:
         if budget and time.perf_counter() - t0 >= budget:
             break
         m = int(min(attempts_max - tried, max(8, 2 * (n - len(kept)))))
-        if seeds is not None:
-            starts = seeds.configurations(model, P[0], m, q_base, opts.seed + rounds)
-        else:
-            starts = np.repeat(q_base[None], m, axis=0)
-            starts[:, moving] = model.random_configuration(m, rng)[:, moving]
+        starts = np.repeat(q_base[None], m, axis=0)
+        starts[:, moving] = model.random_configuration(m, rng)[:, moving]
+        n_learned = int(np.ceil(share * m)) if seeds is not None else 0
+        if n_learned:
+            starts[:n_learned] = seeds.configurations(model, P[0], n_learned, q_base,
+                                                      opts.seed + rounds)  # fmt: skip
         rounds += 1
         tried += m
+        before = len(kept)
         for q in _solutions(model, target, frame, starts, attempt, pose):
             if not kept or _far(model, np.array(kept), q, md, wrap):
                 kept.append(q)
                 if len(kept) == n:
                     break
+        # Learned samples crowd where the distribution is dense: once a round brings few
+        # new solutions, random starts take a share (at most 3/4) of the next one.
+        share = min(1.0, max(0.25, 2.0 * (len(kept) - before) / m))
     return np.array(kept, dtype=np.float64).reshape(len(kept), model.nq)
 
 

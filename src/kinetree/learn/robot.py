@@ -74,9 +74,9 @@ class LearnedIK:
         self.info = info
         self._mid = 0.5 * (lower + upper)
         self._half = 0.5 * (upper - lower)
-        #: The latents of the last ``configurations`` call by (n, seed): a solve loop
+        #: The latents of the last ``configurations`` call by (n, seed, temperature): a loop
         #: passes the same seed every call, and drawing costs more than the flow.
-        self._latents: tuple[int, int, np.ndarray] = (0, -1, np.empty((1, 0, 0)))
+        self._latents: tuple[int, int, float, np.ndarray] = (0, -1, 1.0, np.empty((1, 0, 0)))
         self._columns: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
 
     @property
@@ -122,24 +122,32 @@ class LearnedIK:
         return np.clip(q, self.lower, self.upper)
 
     def configurations(
-        self, model: Model, T: np.ndarray, n: int, q0: np.ndarray, seed: int
-    ) -> np.ndarray:
+        self, model: Model, T: np.ndarray, n: int, q0: np.ndarray, seed: int,
+        temperature: float = 1.0,
+    ) -> np.ndarray:  # fmt: skip
         """``n`` full configurations ``(n, nq)`` for the pose ``T`` (4, 4): ``q0`` with the
-        learned joints sampled, ordered by how close their ``frame`` lands to ``T``
-        (closest first). The seed source of ``Model.ik(seeds=...)`` and ``ik_many``."""
+        learned joints sampled (latent std ``temperature``), ordered by how close their
+        ``frame`` lands to ``T`` (closest first). The seed source of ``Model.ik(seeds=...)``
+        and ``ik_many``; the caller has checked ``T``."""
         cols = self.columns(model)
-        n_last, seed_last, z = self._latents
-        if n_last != n or seed_last != seed:
-            z = np.random.default_rng(seed).standard_normal((1, n, self.flow.width))
-            self._latents = (n, seed, z)
-        Q = np.repeat(np.asarray(q0, dtype=np.float64).reshape(1, -1), n, axis=0)
-        Q[:, cols] = self._map(z, np.asarray(T, dtype=np.float64).reshape(1, 4, 4))[0]
+        n_last, seed_last, t_last, z = self._latents
+        if n_last != n or seed_last != seed or t_last != temperature:
+            z = temperature * np.random.default_rng(seed).standard_normal((1, n, self.flow.width))
+            self._latents = (n, seed, temperature, z)
+        T = np.asarray(T, dtype=np.float64)
+        x = self.flow.sample(z, self.flow.condition(T[None]))[0, :, : len(cols)]
+        q = self._mid + self._half * x
+        np.minimum(q, self.upper, out=q)
+        np.maximum(q, self.lower, out=q)
+        Q = np.empty((n, len(q0)))
+        Q[:] = q0
+        Q[:, cols] = q
         # Rank in the flow's own feature space: position and rotation, standardized.
         kind = self.flow.kind
-        f = (
-            pose_features(model.fk(Q, self.frame), kind) - pose_features(T, kind)
-        ) / self.flow.c_std
-        return Q[np.argsort((f * f).sum(axis=1), kind="stable")]
+        f = pose_features(model.fk(Q, self.frame), kind)
+        f -= pose_features(T, kind)
+        f /= self.flow.c_std
+        return Q[np.argsort(np.einsum("ij,ij->i", f, f), kind="stable")]
 
     def columns(self, model: Model) -> np.ndarray:
         """Indices into ``model``'s ``q`` of the learned joints; raises when ``model`` lacks
