@@ -5,6 +5,11 @@ branches, forward kinematics, the torch module itself. Training is tiny (seconds
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -27,6 +32,7 @@ from kinetree.learn._ik_train import TorchFlow  # noqa: E402
 from kinetree.learn.robot import _partitions  # noqa: E402
 
 L1, L2 = 1.0, 0.8  # planar_2r's links [m]
+SRC = Path(kinetree.__file__).resolve().parents[1]
 
 
 def _branches(xy: np.ndarray) -> np.ndarray:
@@ -151,6 +157,27 @@ def test_save_load_round_trip(tmp_path, panda: kinetree.Model, panda_ik: Learned
     assert np.array_equal(back.sample(P, 20, seed=5), panda_ik.sample(P, 20, seed=5))
     assert back.frame == panda_ik.frame and back.joint_names == panda_ik.joint_names
     assert back.info == panda_ik.info
+
+
+def test_solving_with_a_saved_model_needs_no_torch(tmp_path, panda_ik: LearnedIK) -> None:
+    """Inference is numpy and numba: a fresh interpreter loads the file, samples and
+    solves with seeds, and never imports torch."""
+    path = panda_ik.save(tmp_path / "panda_ik.npz")
+    code = (
+        "import sys, numpy as np, kinetree\n"
+        "from kinetree.learn import load_ik\n"
+        f"learned = load_ik({str(path)!r})\n"
+        "panda = kinetree.load('panda')\n"
+        "T = panda.fk(panda.random_configuration(rng=3))\n"
+        "r = panda.ik(T, seeds=learned)\n"
+        "assert r.success, r\n"
+        "print('torch' in sys.modules)\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.strip() == "False"
 
 
 def test_training_is_deterministic(arm: kinetree.Model) -> None:

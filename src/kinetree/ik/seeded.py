@@ -57,6 +57,10 @@ MAX_SOLUTIONS = 100_000
 #: Starts per attempted solution when ``max_attempts`` is not given: ``ik_many`` gives
 #: up after ``ATTEMPTS_PER_SOLUTION * n`` starts.
 ATTEMPTS_PER_SOLUTION = 20
+#: ``ik_many`` stops after ``STALE_FACTOR * n + 20`` solutions in a row that were all
+#: within ``min_distance`` of kept ones: the target's solutions are exhausted at that
+#: spacing (a short self-motion manifold, few branches).
+STALE_FACTOR = 2
 
 #: One learned attempt's options (no seeds, no restarts, seed 0) by the caller's options
 #: less their seed: a loop that passes ``seed=k`` gets the same object every call, so
@@ -232,7 +236,9 @@ def solve_many(
     some coordinate (the largest coordinate difference; continuous joints compared
     modulo 2 pi). Stops at ``n`` solutions, after ``max_attempts`` starts (default
     ``20 n``) or at ``time_budget`` [s] for the whole call (default unlimited). Fewer
-    than ``n`` (none for an unreachable target) is an answer, not an error.
+    than ``n`` (none for an unreachable target) is an answer, not an error: it also
+    stops after ``2 n + 20`` solutions in a row that were none of them new
+    (:data:`STALE_FACTOR`).
 
     Args:
         options: IK options (``method``, ``tol``, ``active``, ``obstacles``, ...); each
@@ -276,9 +282,9 @@ def solve_many(
     rng = np.random.default_rng(opts.draw_seed())
     wrap = model.continuous[model.v_q] & (model.v_q >= 0)
     kept: list[np.ndarray] = []
-    tried = rounds = 0
+    tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
     share = 1.0  # of the starts that are learned ones
-    while len(kept) < n and tried < attempts_max:
+    while len(kept) < n and tried < attempts_max and repeats < STALE_FACTOR * n + 20:
         if budget and time.perf_counter() - t0 >= budget:
             break
         m = int(min(attempts_max - tried, max(8, 2 * (n - len(kept)))))
@@ -291,11 +297,15 @@ def solve_many(
         rounds += 1
         tried += m
         before = len(kept)
-        for q in _solutions(model, target, frame, starts, attempt, pose):
+        found = _solutions(model, target, frame, starts, attempt, pose)
+        for q in found:
             if not kept or _far(model, np.array(kept), q, md, wrap):
                 kept.append(q)
+                repeats = 0
                 if len(kept) == n:
                     break
+            else:
+                repeats += 1
         # Learned samples crowd where the distribution is dense: once a round brings few
         # new solutions, random starts take a share (at most 3/4) of the next one.
         share = min(1.0, max(0.25, 2.0 * (len(kept) - before) / m))
