@@ -5,7 +5,8 @@
 seeds); then draws :data:`SEED_SAMPLES` configurations for ``T`` from the seed source (a
 :class:`kinetree.learn.LearnedIK`) at a low temperature and runs one attempt from each
 of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, then from
-:data:`SPREAD_SAMPLES` spread ones, until one succeeds or the time budget is spent; when
+:data:`SPREAD_SAMPLES` spread ones (with collision checks: those of them that keep the
+margin), until one succeeds or the time budget is spent; when
 none does, the ordinary solve with random restarts follows from the closest learned
 result with its own budget (so a failing call may take up to twice ``time_budget``).
 The best result found is returned, as from any solve.
@@ -189,6 +190,8 @@ def solve_seeded(
         if best is not None and best.success:
             break
         starts = source.configurations(model, P[0], n, q_start, seed, temperature)
+        if temperature == 1.0 and opts.collision:
+            starts = _clear(model, starts, opts)
         for q in starts[: SEED_ATTEMPTS if temperature != 1.0 else n]:
             r = solve(model, target, frame, q0=q, options=attempt)
             tried += 1
@@ -210,6 +213,17 @@ def solve_seeded(
     best.restarts = tried - 1
     best.elapsed = time.perf_counter() - t0
     return best
+
+
+def _clear(model: Model, starts: np.ndarray, opts: IKOptions) -> np.ndarray:
+    """The ``starts`` that keep the margin: a learned sample knows nothing of obstacles,
+    and a descent that starts in collision seldom gets out (the random restarts of a
+    collision-aware solve are drawn clear for the same reason)."""
+    from ..collision.robot import collision_model
+
+    cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
+    d = cm.distance(starts, list(opts.obstacles), opts.self_pairs, opts.ignore).distance
+    return starts[np.asarray(d) >= opts.margin]
 
 
 # --- many solutions ---------------------------------------------------------------------------
