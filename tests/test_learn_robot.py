@@ -214,6 +214,37 @@ def test_unreachable_target_with_seeds_fails_honestly(
     assert not r.success and np.all(np.isfinite(r.q)) and panda.within_limits(r.q)
 
 
+def test_collision_aware_seeded_successes_keep_the_margin(tmp_path, monkeypatch) -> None:
+    """With obstacles, the learned attempts are collision-aware solves too: every success
+    keeps the margin by the closed-form sphere distances of ``test_collision_ik``."""
+    from kinetree import geometry as geo
+    from kinetree.spatial import translation
+    from test_collision_ik import MARGIN, SPHERES, _clearance, _targets, _world
+
+    monkeypatch.setenv("KINETREE_CACHE_DIR", str(tmp_path / "kt-cache"))
+    b = kinetree.ModelBuilder("sphere_arm", root="base")
+    b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
+    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
+    b.add_joint("j3", "l2", "l3", axis="y", origin=translation([0.4, 0, 0]), limits=(-2.5, 2.5))
+    b.add_joint("j4", "l3", "l4", axis="y", origin=translation([0.3, 0, 0]), limits=(-2, 2))
+    b.add_frame("tip", "l4", translation([0.1, 0, 0]))
+    for frame, c, r in SPHERES:
+        b.add_geometry(frame, geo.Sphere(radius=r, kind="collision", origin=translation(c)))
+    arm = b.build()
+    learned = train_ik(arm, "tip", conditions="position", samples=3000, steps=100, batch=256,
+                       hidden=16, layers=4)  # fmt: skip
+    world = _world()
+    solved = 0
+    for p in _targets(arm, 8, world, seed=3):
+        r = arm.ik(kinetree.Position(p), "tip", obstacles=world, margin=MARGIN, seeds=learned)
+        assert np.all(np.isfinite(r.q)) and arm.within_limits(r.q)
+        if r.success:
+            solved += 1
+            assert np.linalg.norm(arm.fk(r.q, "tip")[:3, 3] - p) <= 1e-6
+            assert _clearance(arm, r.q, world) >= MARGIN - 1e-9
+    assert solved >= 6
+
+
 @pytest.mark.parametrize("learned", [True, False])
 def test_ik_many_distinct_and_exact(
     panda: kinetree.Model, panda_ik: LearnedIK, learned: bool
