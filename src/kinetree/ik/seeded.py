@@ -299,6 +299,7 @@ def solve_many(
     rng = np.random.default_rng(opts.draw_seed())
     wrap = model.continuous[model.v_q] & (model.v_q >= 0)
     kept: list[np.ndarray] = []
+    table = np.empty((n, model.nq))  # the kept solutions as rows, for the distance test
     tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
     share = 1.0  # of the starts that are learned ones
     while len(kept) < n and tried < attempts_max and repeats < STALE_FACTOR * n + 20:
@@ -317,7 +318,8 @@ def solve_many(
         before = len(kept)
         found = _solutions(model, target, frame, starts, attempt, pose)
         for q in found:
-            if not kept or _far(model, np.array(kept), q, md, wrap):
+            if not kept or _far(model, table[: len(kept)], q, md, wrap):
+                table[len(kept)] = q
                 kept.append(q)
                 repeats = 0
                 if len(kept) == n:
@@ -363,6 +365,6 @@ def _solutions(
 
 def _far(model: Model, kept: np.ndarray, q: np.ndarray, md: float, wrap: np.ndarray) -> bool:
     """Whether ``q`` differs from every row of ``kept`` by more than ``md`` somewhere."""
-    d = model.difference(kept, q)
+    d = kept - q if model.nq == model.nv else model.difference(kept, q)
     d[:, wrap] = (d[:, wrap] + np.pi) % (2 * np.pi) - np.pi
     return bool(np.all(np.abs(d).max(axis=1) > md))
