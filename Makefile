@@ -30,11 +30,19 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 	$(MAKE) bench-collision bench-diffik
+	$(MAKE) bench-learned
 
 # Collision-aware IK on the Panda of example-robot-data, checked by coal on the exact meshes.
 bench-collision: $(STAMP)
 	$(BIN)/pip install -q example-robot-data coal
 	$(BIN)/python benchmarks/collision_ik.py
+
+# Learned IK seeds (kinetree.learn.train_ik) against random restarts on the Panda scene
+# (docs/learned_ik.md); trains once with torch's CPU wheel, kept in out/learned_ik_panda.npz.
+.PHONY: bench-learned
+bench-learned: $(STAMP)
+	$(BIN)/pip install -q -e ".[learn]" example-robot-data coal
+	$(BIN)/python benchmarks/learned_ik.py
 
 .PHONY: bench-gpu
 bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)

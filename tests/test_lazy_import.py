@@ -39,6 +39,7 @@ NOT_ON_SOLVE_PATH = (
     "kinetree.io.mjcf",
     "kinetree.io.srdf",
     "kinetree.io.urdf",
+    "kinetree.learn",
     "kinetree.models.descriptions",
     "kinetree.viewer",
     "kinetree.viz",
@@ -46,6 +47,7 @@ NOT_ON_SOLVE_PATH = (
     "matplotlib",
     "scipy.optimize",
     "scipy.spatial",
+    "torch",
     "trimesh",
     "yourdfpy",
 )

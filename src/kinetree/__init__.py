@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from . import collision as collision
     from . import data as data
     from . import kinematics as kinematics
+    from . import learn as learn
     from . import models as models
     from . import spatial as spatial
     from ._warmup import warmup as warmup
@@ -64,6 +65,7 @@ _LAZY = {
     "collision": ".collision",
     "data": ".data",
     "kinematics": ".kinematics",
+    "learn": ".learn",
     "models": ".models",
     "spatial": ".spatial",
     "warmup": "._warmup:warmup",
@@ -122,6 +124,7 @@ __all__ = [
     "collision",
     "data",
     "kinematics",
+    "learn",
     "load",
     "models",
     "read_bvh",

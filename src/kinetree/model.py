@@ -640,6 +640,14 @@ class Model:
         result: IKResult = fn(self, target, frame, **options)
         return result
 
+    def ik_many(self, target: Any, n: int, frame: str | None = None, **options: Any) -> np.ndarray:
+        """Up to ``n`` distinct exact IK solutions ``(k, nq)`` of one target, from learned
+        starts (``seeds=``, a :class:`kinetree.learn.LearnedIK`) or random ones; see
+        :func:`kinetree.ik.seeded.solve_many` (``min_distance=0.1`` rad apart)."""
+        from .ik.seeded import solve_many
+
+        return solve_many(self, target, n, frame, **options)
+
     def ik_all(self, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
         """Every closed-form IK branch ``(n_solutions, dof)``; see :func:`kinetree.ik.solve_all`."""
         from .ik import solve_all

@@ -172,6 +172,11 @@ class IKOptions:
         ignore: pairs of names (link, obstacle name or link) left out of the checks.
         collision_model: the :class:`kinetree.collision.CollisionModel` to use (sphere
             coarseness, disabled pairs); None: ``kinetree.collision.collision_model(model)``.
+        seeds: learned starts (a :class:`kinetree.learn.LearnedIK`, or any object with a
+            ``frame`` name and ``configurations(model, T, n, q0, seed, temperature)``
+            returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
+            given), the solve tries a few learned samples for the target, then random
+            restarts (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
     """
 
     method: str = "auto"
@@ -201,6 +206,7 @@ class IKOptions:
     margin: float = 0.005
     ignore: tuple[tuple[str, str], ...] = ()
     collision_model: Any = None
+    seeds: Any = None
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -270,6 +276,19 @@ class IKOptions:
             s(self, "seed", int(np.random.default_rng(int(self.rng)).integers(0, 2**62)))
             s(self, "rng", None)
         self._check_collision()
+        if self.seeds is not None:
+            if not (
+                isinstance(getattr(self.seeds, "frame", None), str)
+                and callable(getattr(self.seeds, "configurations", None))
+            ):
+                raise InvalidValueError(
+                    "seeds must be a kinetree.learn.LearnedIK (kinetree.learn.train_ik or "
+                    f"load_ik) or None, got {type(self.seeds).__name__}"
+                )
+            if self.method == "analytic":
+                raise InvalidValueError(
+                    "method 'analytic' takes no starts, so no seeds=; use another method"
+                )
         # Hashed once: the options are the cache key of every solve.
         s(self, "_hash", hash(tuple(getattr(self, f.name) for f in _COMPARED)))
 

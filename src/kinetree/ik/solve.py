@@ -89,6 +89,10 @@ def solve(
             plan = _single_plan(model, frame, opts)
         if plan is not None:
             return plan.solve(target, q0, t0)
+    if opts.seeds is not None:
+        from .seeded import solve_seeded
+
+        return solve_seeded(model, target, frame, opts, q0, t0)
     if opts.pin:
         target, frame = _with_pins(model, target, frame, q0, opts.pin)
     method = opts.method
@@ -236,7 +240,13 @@ def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | 
     """The :class:`_Single` of a plain pose on ``frame``, or None where the general path
     must run: options that record, pin or need another method, coupled coordinates, or a
     driver not yet compiled in this process (its first call may compile or interpret)."""
-    if opts.method not in KERNEL_METHODS or opts.record or opts.pin or model.couplings:
+    if (
+        opts.method not in KERNEL_METHODS
+        or opts.record
+        or opts.pin
+        or model.couplings
+        or opts.seeds is not None
+    ):
         return None
     tpl = _plain_template(model, frame, opts)
     kernel = cached_driver(opts.kernel_method, tpl.has_swing_twist, tpl.collision is not None)

@@ -1,0 +1,370 @@
+"""Solves that start from learned configurations, and many distinct solutions of one target.
+
+``Model.ik(T, seeds=learned)``: :func:`solve_seeded` runs one attempt (no restarts) from
+``q0`` when the caller gives one (a start the caller chose is tried first, as without
+seeds); then draws :data:`SEED_SAMPLES` configurations for ``T`` from the seed source (a
+:class:`kinetree.learn.LearnedIK`) at a low temperature and runs one attempt from each
+of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, then from
+:data:`SPREAD_SAMPLES` spread ones (with collision checks: those of them that keep the
+margin), until one succeeds or the time budget is spent; when
+none does, the ordinary solve with random restarts follows from the closest learned
+result with its own budget (so a failing call may take up to twice ``time_budget``).
+The best result found is returned, as from any solve.
+
+``Model.ik_many(T, n)``: :func:`solve_many` solves ``T`` from many starts (learned
+samples when ``seeds=`` is given, else uniform random configurations of the active
+joints) in batches on every core, checks each success by FK against the tolerance,
+and keeps those farther than ``min_distance`` from every one kept before.
+
+The seed source is duck-typed (``frame``, ``configurations(model, T, n, q0, seed,
+temperature)``):
+this layer does not import :mod:`kinetree.learn`, which sits above it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..model import Model
+from .options import IKOptions, resolve
+from .problem import as_q0
+from .result import IKResult, make_result
+from .targets import Pose, Position
+
+__all__ = ["MAX_SOLUTIONS", "SEED_SAMPLES", "solve_many", "solve_seeded"]
+
+#: Learned configurations drawn per seeded solve; the :data:`SEED_ATTEMPTS` whose FK lands
+#: closest to the target are tried.
+SEED_SAMPLES = 4
+#: Latent standard deviation of those samples: below 1 they keep to where the learned
+#: density is high, which lands them closer to the target (on the Panda, the first
+#: learned attempt succeeds 90 % of the time at 0.5, 78 % at 1; ``ik_many``, which wants
+#: spread, samples at 1).
+SEED_TEMPERATURE = 0.5
+#: Learned samples at temperature 1 tried next, when the close ones fail (within the
+#: time budget): they reach other branches, as random restarts do, but most of them
+#: converge where a random start mostly does not.
+SPREAD_SAMPLES = 16
+#: Learned starts tried before the random restarts take over (a learned start knows
+#: nothing of obstacles; a collision-aware restart draws clear ones).
+SEED_ATTEMPTS = 3
+#: Latent standard deviation of ``ik_many``'s learned samples (the learned distribution;
+#: 1.5 and 2 found a few more solutions where they are few, and took longer elsewhere).
+MANY_TEMPERATURE = 1.0
+#: Largest ``n`` of :func:`solve_many`.
+MAX_SOLUTIONS = 100_000
+#: Starts per attempted solution when ``max_attempts`` is not given: ``ik_many`` gives
+#: up after ``ATTEMPTS_PER_SOLUTION * n`` starts.
+ATTEMPTS_PER_SOLUTION = 20
+#: ``ik_many`` stops after ``STALE_FACTOR * n + 20`` solutions in a row that were all
+#: within ``min_distance`` of kept ones: the target's solutions are exhausted at that
+#: spacing (a short self-motion manifold, few branches).
+STALE_FACTOR = 2
+
+#: One learned attempt's options (no seeds, no restarts, seed 0) by the caller's options
+#: less their seed: a loop that passes ``seed=k`` gets the same object every call, so
+#: the compiled single-solve plan is found by identity, and no options are validated.
+_ATTEMPT: dict[tuple[Any, ...], IKOptions] = {}
+#: The fallback's options (no seeds, the caller's restarts and seed) by the caller's.
+_FALLBACK: dict[IKOptions, IKOptions] = {}
+_SEEDLESS = tuple(f.name for f in dataclasses.fields(IKOptions) if f.compare and f.name != "seed")
+
+
+def _attempt(opts: IKOptions) -> IKOptions:
+    """``opts`` as one descent from a given start: no seeds, no restarts."""
+    key = tuple(getattr(opts, name) for name in _SEEDLESS)
+    found = _ATTEMPT.get(key)
+    if found is None:
+        found = dataclasses.replace(opts, seeds=None, restarts=0, rng=None, seed=0)
+        if len(_ATTEMPT) > 64:
+            _ATTEMPT.clear()
+        _ATTEMPT[key] = found
+    return found
+
+
+def _fallback(opts: IKOptions) -> IKOptions:
+    """``opts`` without seeds: the ordinary solve with random restarts."""
+    found = _FALLBACK.get(opts)
+    if found is None:
+        found = dataclasses.replace(opts, seeds=None)
+        if len(_FALLBACK) > 64:
+            _FALLBACK.clear()
+        _FALLBACK[opts] = found
+    return found
+
+
+def _condition_poses(target: Any, source: Any) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The poses ``(B, 4, 4)`` the seed source is conditioned on, and the batch shape:
+    a 4x4 pose (or a batch), a :class:`Pose`, or a :class:`Position` (for a source
+    conditioned on positions alone)."""
+    conditions = getattr(source, "conditions", "pose")
+    if isinstance(target, Pose):
+        target = target.T
+    if isinstance(target, Position):
+        if conditions != "position":
+            raise UnsupportedError(
+                "these seeds were learned from whole poses: give a 4x4 pose target, or "
+                "learn seeds from positions (kinetree.learn.train_ik(..., "
+                "conditions='position'))"
+            )
+        T = np.eye(4)
+        T[:3, 3] = np.asarray(target.xyz, dtype=np.float64)
+        return T[None], ()
+    if not isinstance(target, np.ndarray) and not isinstance(target, (list, tuple)):
+        raise UnsupportedError(
+            "seeds= takes a 4x4 pose target (or a batch of them), a Pose or a Position, "
+            f"got {type(target).__name__}"
+        )
+    P = np.asarray(target, dtype=np.float64)
+    if P.ndim < 2 or P.shape[-2:] != (4, 4):
+        raise ShapeError(f"a pose target must have shape (..., 4, 4), got {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise InvalidValueError("target contains NaN or inf")
+    return P.reshape(-1, 4, 4), P.shape[:-2]
+
+
+def _check_frame(model: Model, frame: str | None, source: Any) -> None:
+    name = frame if frame is not None else model.end_effectors[0]
+    model.frame_index(name)
+    if name != source.frame:
+        raise InvalidValueError(
+            f"the seeds were learned for frame {source.frame!r}, the target is on {name!r}: "
+            f"pass frame={source.frame!r} or learn seeds for {name!r}"
+        )
+
+
+def _better(a: IKResult | None, b: IKResult) -> bool:
+    """Whether ``b`` beats ``a``: a success, else the smaller largest error."""
+    if a is None:
+        return True
+    if bool(a.success) != bool(b.success):
+        return bool(b.success)
+    ea = max(float(np.max(a.position_error)), float(np.max(a.orientation_error)))
+    eb = max(float(np.max(b.position_error)), float(np.max(b.orientation_error)))
+    return eb < ea
+
+
+def solve_seeded(
+    model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any, t0: float
+) -> IKResult:
+    """``Model.ik(target, seeds=...)``: see the module docstring."""
+    from .solve import solve
+
+    source = opts.seeds
+    _check_frame(model, frame, source)
+    P, batch = _condition_poses(target, source)
+    if batch:  # one seeded solve per pose; q0 (nq,) for all or (*batch, nq)
+        Q0 = as_q0(model, q0, batch).reshape(-1, model.nq) if q0 is not None else None
+        flat = np.asarray(target, dtype=np.float64).reshape(-1, 4, 4)
+        results = [solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0)
+                   for b in range(len(P))]  # fmt: skip
+        return make_result(
+            q=np.array([r.q for r in results]), success=np.array([r.success for r in results]),
+            position_error=np.array([r.position_error for r in results]),
+            orientation_error=np.array([r.orientation_error for r in results]),
+            iterations=np.array([r.iterations for r in results]),
+            restarts=np.array([r.restarts for r in results]),
+            reachable=np.array([r.reachable for r in results]), batch=batch,
+            elapsed=time.perf_counter() - t0, frames=results[0].frames,
+            method=results[0].method,
+            min_distance=None if results[0].min_distance is None else np.array(
+                [r.min_distance for r in results]),
+            in_collision=np.array([r.message == "in collision" for r in results]),
+        )  # fmt: skip
+    q_start = np.array(as_q0(model, q0, ()), dtype=np.float64)
+    attempt = _attempt(opts)
+    best: IKResult | None = None
+    iterations = tried = 0
+    if q0 is not None:
+        best = solve(model, target, frame, q0=q_start, options=attempt)
+        tried, iterations = 1, int(best.iterations)
+    seed = opts.draw_seed()
+    budget = opts.budget
+    # Close samples first; then spread ones (other branches: around an obstacle).
+    for n, temperature in ((SEED_SAMPLES, SEED_TEMPERATURE), (SPREAD_SAMPLES, 1.0)):
+        if best is not None and best.success:
+            break
+        starts = source.configurations(model, P[0], n, q_start, seed, temperature)
+        if temperature == 1.0 and opts.collision:
+            starts = _clear(model, starts, opts)
+        for q in starts[: SEED_ATTEMPTS if temperature != 1.0 else n]:
+            r = solve(model, target, frame, q0=q, options=attempt)
+            tried += 1
+            iterations += int(r.iterations)
+            if _better(best, r):
+                best = r
+            if r.success or (budget and time.perf_counter() - t0 > budget):
+                break
+        if budget and time.perf_counter() - t0 > budget:
+            break
+    assert best is not None  # SEED_ATTEMPTS >= 1
+    if not best.success and not (budget and time.perf_counter() - t0 > budget):
+        r = solve(model, target, frame, q0=best.q, options=_fallback(opts))
+        iterations += int(r.iterations)
+        tried += 1 + int(r.restarts)
+        if _better(best, r):
+            best = r
+    best.iterations = iterations
+    best.restarts = tried - 1
+    best.elapsed = time.perf_counter() - t0
+    return best
+
+
+def _clear(model: Model, starts: np.ndarray, opts: IKOptions) -> np.ndarray:
+    """The ``starts`` that keep the margin: a learned sample knows nothing of obstacles,
+    and a descent that starts in collision seldom gets out (the random restarts of a
+    collision-aware solve are drawn clear for the same reason)."""
+    from ..collision.robot import collision_model
+
+    cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
+    d = cm.distance(starts, list(opts.obstacles), opts.self_pairs, opts.ignore).distance
+    return starts[np.asarray(d) >= opts.margin]
+
+
+# --- many solutions ---------------------------------------------------------------------------
+
+
+def solve_many(
+    model: Model,
+    target: Any,
+    n: int,
+    frame: str | None = None,
+    *,
+    q0: Any = None,
+    seeds: Any = None,
+    min_distance: float = 0.1,
+    max_attempts: int | None = None,
+    **options: Any,
+) -> np.ndarray:
+    """Up to ``n`` distinct exact solutions ``(k, nq)`` of one target, ``k <= n``.
+
+    Each start (a learned sample from ``seeds``, else a uniform random configuration of
+    the active joints, the others at ``q0``; with ``seeds``, random starts take a share
+    of a round when the previous one found few new solutions) is solved by one descent of the chosen
+    method (no restarts); batches of starts run on every core. A solution is kept
+    when FK puts the frame on a 4x4 pose target within the tolerance (position [m] and
+    rotation angle [rad]; for other targets the solver's own FK check), and when it
+    differs from every solution kept before by more than ``min_distance`` [rad or m] in
+    some coordinate (the largest coordinate difference; continuous joints compared
+    modulo 2 pi). Stops at ``n`` solutions, after ``max_attempts`` starts (default
+    ``20 n``) or at ``time_budget`` [s] for the whole call (default unlimited). Fewer
+    than ``n`` (none for an unreachable target) is an answer, not an error: it also
+    stops after ``2 n + 20`` solutions in a row that were none of them new
+    (:data:`STALE_FACTOR`).
+
+    Args:
+        options: IK options (``method``, ``tol``, ``active``, ``obstacles``, ...); each
+            start gets ``restarts=0``.
+    """
+    t0 = time.perf_counter()
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SOLUTIONS:
+        raise InvalidValueError(f"n must be an integer in [1, {MAX_SOLUTIONS}], got {n!r}")
+    md = min_distance
+    if (
+        isinstance(md, bool)
+        or not isinstance(md, (int, float))
+        or not (np.isfinite(md) and md >= 0)
+    ):
+        raise InvalidValueError(f"min_distance must be a finite number >= 0 [rad or m], got {md!r}")
+    attempts_max = ATTEMPTS_PER_SOLUTION * int(n) if max_attempts is None else max_attempts
+    if (
+        isinstance(attempts_max, bool)
+        or not isinstance(attempts_max, (int, np.integer))
+        or (attempts_max < 1)
+    ):
+        raise InvalidValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+    budget_in = options.pop("time_budget", None)
+    opts = resolve({**options, "seeds": seeds} if seeds is not None else options)
+    budget = dataclasses.replace(opts, time_budget=budget_in).budget if budget_in else 0.0
+    if opts.method == "analytic":
+        raise InvalidValueError("ik_many solves from starts; for closed-form branches use ik_all")
+    attempt = dataclasses.replace(opts, seeds=None, restarts=0, time_budget=None, rng=None)
+    pose = isinstance(target, np.ndarray) and target.shape == (4, 4)
+    if pose and not np.all(np.isfinite(target)):
+        raise InvalidValueError("target contains NaN or inf")
+    if seeds is not None:
+        _check_frame(model, frame, seeds)
+        P, batch = _condition_poses(target, seeds)
+        if batch:
+            raise InvalidValueError("ik_many takes one target, not a batch")
+    q_base = np.array(as_q0(model, q0, ()), dtype=np.float64)
+    if q_base.ndim != 1:
+        raise InvalidValueError("ik_many takes one q0 (nq,)")
+    moving = np.nonzero(model.active_mask(opts.active))[0]
+    rng = np.random.default_rng(opts.draw_seed())
+    wrap = model.continuous[model.v_q] & (model.v_q >= 0)
+    kept: list[np.ndarray] = []
+    table = np.empty((n, model.nq))  # the kept solutions as rows, for the distance test
+    tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
+    share = 1.0  # of the starts that are learned ones
+    while len(kept) < n and tried < attempts_max and repeats < STALE_FACTOR * n + 20:
+        if budget and time.perf_counter() - t0 >= budget:
+            break
+        m = int(min(attempts_max - tried, max(8, 2 * (n - len(kept)))))
+        starts = np.repeat(q_base[None], m, axis=0)
+        starts[:, moving] = model.random_configuration(m, rng)[:, moving]
+        n_learned = int(np.ceil(share * m)) if seeds is not None else 0
+        if n_learned:
+            starts[:n_learned] = seeds.configurations(
+                model, P[0], n_learned, q_base, opts.seed + rounds, MANY_TEMPERATURE
+            )
+        rounds += 1
+        tried += m
+        before = len(kept)
+        found = _solutions(model, target, frame, starts, attempt, pose)
+        for q in found:
+            if not kept or _far(model, table[: len(kept)], q, md, wrap):
+                table[len(kept)] = q
+                kept.append(q)
+                repeats = 0
+                if len(kept) == n:
+                    break
+            else:
+                repeats += 1
+        # Learned samples crowd where the distribution is dense: once a round brings few
+        # new solutions, random starts take a share (at most 3/4) of the next one.
+        share = min(1.0, max(0.25, 2.0 * (len(kept) - before) / m))
+    return np.array(kept, dtype=np.float64).reshape(len(kept), model.nq)
+
+
+def _solutions(
+    model: Model, target: Any, frame: str | None, starts: np.ndarray, attempt: IKOptions,
+    pose: bool,
+) -> list[np.ndarray]:  # fmt: skip
+    """The exact solutions reached from ``starts``, in start order."""
+    from ..kinematics import fk
+    from ..spatial import pose_error
+    from .solve import solve
+
+    if pose:
+        T = np.asarray(target, dtype=np.float64)
+        r = solve(model, np.repeat(T[None], len(starts), axis=0), frame, q0=starts,
+                  options=attempt)  # fmt: skip
+        ok = np.asarray(r.success, dtype=bool)
+        Q = np.asarray(r.q)[ok]
+        if not len(Q):
+            return []
+        e = pose_error(T, fk(model, Q, frame))  # the independent check: FK of every success
+        tol_p, tol_r = attempt.tol
+        exact = (np.linalg.norm(e[:, :3], axis=1) <= tol_p) & (
+            np.linalg.norm(e[:, 3:], axis=1) <= tol_r
+        )
+        return list(Q[exact])
+    out = []
+    for q in starts[:SEED_ATTEMPTS]:
+        r = solve(model, target, frame, q0=q, options=attempt)
+        if r.success:
+            out.append(np.asarray(r.q))
+    return out
+
+
+def _far(model: Model, kept: np.ndarray, q: np.ndarray, md: float, wrap: np.ndarray) -> bool:
+    """Whether ``q`` differs from every row of ``kept`` by more than ``md`` somewhere."""
+    d = kept - q if model.nq == model.nv else model.difference(kept, q)
+    d[:, wrap] = (d[:, wrap] + np.pi) % (2 * np.pi) - np.pi
+    return bool(np.all(np.abs(d).max(axis=1) > md))
