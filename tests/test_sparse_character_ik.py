@@ -124,7 +124,7 @@ def test_restarts_with_a_rest_pose_stay_near_it_when_a_target_is_out_of_reach() 
     parts = find_body_parts(m)
     targets = sparse_targets(m, clip.q[100], SIX)
     hand = parts["wrist_r"]
-    targets[hand] = Position(np.asarray(targets[hand].xyz) + [60.0, 15.0, 0.0])
+    targets[hand] = Position(np.asarray(targets[hand].xyz) + np.array([60.0, 15.0, 0.0]))
     rest = m.neutral()
     first = m.ik(targets, rest="neutral", restarts=0, time_budget=None)
     kept = m.ik(targets, rest="neutral", restarts=30, time_budget=None)
