@@ -30,7 +30,18 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 	$(MAKE) bench-collision bench-diffik
-	$(MAKE) bench-learned
+	$(MAKE) bench-learned bench-wholebody
+
+# Whole-body IK (G1, Talos: floating base, hands and feet 6D) beside placo, which pins its own
+# Pinocchio and so gets a venv of its own (.venv-placo); interleaved target by target.
+PLACO_VENV := .venv-placo
+$(PLACO_VENV)/bin/python:
+	$(PY) -m venv $(PLACO_VENV)
+	$(PLACO_VENV)/bin/pip install -q placo
+.PHONY: bench-wholebody
+bench-wholebody: $(STAMP) | $(PLACO_VENV)/bin/python
+	$(BIN)/pip install -q example-robot-data
+	$(BIN)/python benchmarks/wholebody.py --placo-python $(PLACO_VENV)/bin/python
 
 # Collision-aware IK on the Panda of example-robot-data, checked by coal on the exact meshes.
 bench-collision: $(STAMP)
@@ -74,7 +85,7 @@ fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --cases 20000 --seed 0 --jobs 2 --out out/fuzz --minimize
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PLACO_VENV) out .pytest_cache .mypy_cache .ruff_cache
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 # BVH files whose licences keep them out of the repository (MocapNET, Bandai-Namco), checked

@@ -173,16 +173,20 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
         m.ik(t, tol=TOL)
         if pl:
             pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
-    kt, ks, pt, ps = [], 0, [], 0
+    kt, ks, pt, ps, both = [], 0, [], 0, []
     for t in targets:
         t0 = time.perf_counter()
         r = m.ik(t, tol=TOL)
         kt.append(time.perf_counter() - t0)
-        ks += r.success and error(m, r.q, t) <= TOL * (1 + 1e-9)
+        k_ok = r.success and error(m, r.q, t) <= TOL * (1 + 1e-9)
+        ks += k_ok
         if pl:
             a = pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
             pt.append(a["time"])
-            ps += error(m, placo_q(m, a), t) <= TOL * (1 + 1e-6)
+            p_ok = error(m, placo_q(m, a), t) <= TOL * (1 + 1e-6)
+            ps += p_ok
+            if p_ok and k_ok:
+                both.append((kt[-1], a["time"]))
     if pl:
         pl.close()
     row = {
@@ -196,6 +200,13 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
             placo_mean_us=1e6 * float(np.mean(pt)),
             ratio_median=float(np.median(pt) / np.median(kt)),
         )  # fmt: skip
+        if both:
+            b = np.array(both)
+            row.update(
+                both_solved=len(both) / n,
+                ratio_median_both_solved=float(np.median(b[:, 1]) / np.median(b[:, 0])),
+                ratio_mean_both_solved=float(np.mean(b[:, 1]) / np.mean(b[:, 0])),
+            )
     return row
 
 
