@@ -141,15 +141,22 @@ def check_reach(cf: Config, w: Work) -> tuple[bool, bool]:
     return reachable, clamped
 
 
+#: Pulled steps that may fail to halve the badness before an attempt stops pulling.
+REST_STRIKES = 3
+
+
 @njit(cache=True, inline="always")
-def rest_pull(cf: Config, bad: float, prev: float, it: int) -> float:
+def rest_pull(cf: Config, bad: float, prev: float, it: int, strikes: int) -> float:
     """The gain of this iteration's null-space pull toward the rest pose (0: none).
 
     The rest pose may never keep the targets from being met: the pull is skipped in an
     iteration after one that did not halve the task's badness (a pull too large for the
-    linearised null space, near a singularity, shows there), and in the second half of
-    an attempt the task converges alone."""
+    linearised null space, near a singularity, shows there), for the rest of the attempt
+    once :data:`REST_STRIKES` pulled steps did not, and in the second half of an attempt:
+    the task then converges alone."""
     if cf.rest_gain <= 0.0 or 2 * it > cf.max_iter or bad > 0.5 * prev:
+        return 0.0
+    if strikes >= REST_STRIKES:
         return 0.0
     return cf.rest_gain
 
@@ -306,6 +313,8 @@ def solve_one(
         stall = 0
         it = 0
         prev = np.inf
+        pulled = 0.0
+        strikes = 0
         while True:
             fk_nodes(q, fdata, idata, nodes, w.W)
             if total_iter == 0 and it == 0 and attempt == 0:
@@ -337,8 +346,10 @@ def solve_one(
             total_iter += 1
             if SWING_TWIST_ON:
                 copy(q, w.q_prev)
-            if not update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows,
-                          rest_pull(cf, bad, prev, it)):  # fmt: skip
+            if pulled > 0.0 and bad > 0.5 * prev:
+                strikes += 1
+            pulled = rest_pull(cf, bad, prev, it, strikes)
+            if not update(cf, w, ck, cw, fdata, idata, nodes, tgt_i, rows, pulled):
                 break
             prev = bad
             if SWING_TWIST_ON:
