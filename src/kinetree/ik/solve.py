@@ -73,6 +73,8 @@ def solve(
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if type(target) is np.ndarray and target.dtype.kind == "c":
+        raise InvalidValueError("target must be real numbers, got complex values")
     if type(target) is np.ndarray and target.shape == (4, 4):
         last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
         plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
