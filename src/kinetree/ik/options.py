@@ -72,6 +72,8 @@ def _count(name: str, v: Any, lo: int = 0) -> int:
 
 def _number(name: str, v: Any, *, zero: bool = False, unit: str = "") -> float:
     try:
+        if isinstance(v, complex | np.complexfloating):
+            raise TypeError  # float() of a numpy complex drops the imaginary part
         x = float(v)
     except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"{name} must be a number{unit}, got {v!r}") from None
