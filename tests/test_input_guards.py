@@ -142,6 +142,11 @@ REFUSED: list[tuple[str, Callable[[Path], Any], type[KinetreeError], str]] = [
     ("retarget self_collision='yes'",
      lambda t: kinetree.retarget(walk(), "humanoid", self_collision="yes"),
      InvalidValueError, "self_collision"),
+    ("retarget source_scale='cm'", lambda t: kinetree.retarget(walk(), "humanoid", source_scale="cm"),
+     InvalidValueError, "source_scale"),
+    ("retarget max_joint_speed='fast'",
+     lambda t: kinetree.retarget(walk(), "humanoid", max_joint_speed="fast"),
+     InvalidValueError, "max_joint_speed"),
     ("retarget contacts='no'", lambda t: kinetree.retarget(walk(), "humanoid", contacts="no"),
      InvalidValueError, "contacts"),
     # motions

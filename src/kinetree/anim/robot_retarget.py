@@ -169,7 +169,8 @@ UP_AXES = tuple(f"{sign}{a}" for sign in ("", "+", "-") for a in "xyz")
 
 def _check_options(
     source: BVHClip | Motion, up: Any, contact_height: Any, contact_speed: Any, smooth: Any,
-    iterations: Any, contacts: Any, skip_calibration: Any,
+    iterations: Any, contacts: Any, skip_calibration: Any, source_scale: Any,
+    max_joint_speed: Any,
 ) -> None:  # fmt: skip
     """:func:`retarget_robot`'s options checked before any work, each error naming its
     argument (and the memory the smoothing would take)."""
@@ -186,6 +187,12 @@ def _check_options(
         check_count(i, "iterations")
     check_bool(contacts, "contacts")
     check_bool(skip_calibration, "skip_calibration")
+    if source_scale is not None:
+        check_positive(source_scale, "source_scale [m per source unit]")
+    speeds = max_joint_speed.values() if isinstance(max_joint_speed, Mapping) else [max_joint_speed]
+    for v in speeds:
+        if v is not None and not (isinstance(v, str) and v == "urdf"):
+            check_positive(v, "max_joint_speed (None, 'urdf', a speed [rad/s or m/s] or a dict)")
     # _smooth pads the clip by 3 sigma each side and sums the poses of every joint
     # (three arrays of 16 float64 per joint and frame).
     reach = 2 * int(3 * sigma) if sigma > 0 else 0
@@ -314,7 +321,7 @@ def retarget_robot(
     t0 = time.perf_counter()
     source = _source_clip(clip)
     _check_options(source, up, contact_height, contact_speed, smooth, iterations, contacts,
-                   skip_calibration)  # fmt: skip
+                   skip_calibration, source_scale, max_joint_speed)  # fmt: skip
     margin = _collision_margin(self_collision)
     robot_model = robot if isinstance(robot, Model) else load_robot(robot)
     free = free_joint_of(robot_model)
