@@ -209,11 +209,16 @@ def _collision_margin(self_collision: bool | float | None) -> float | None:
         return None
     if isinstance(self_collision, (bool, np.bool_)):
         return COLLISION_MARGIN
-    if isinstance(self_collision, str) or not isinstance(self_collision, int | float | np.number):
+    margin = (
+        float(self_collision)
+        if isinstance(self_collision, int | float | np.integer | np.floating)
+        else math.nan
+    )
+    if not (math.isfinite(margin) and margin >= 0):
         raise InvalidValueError(
             f"self_collision must be True, False or a margin >= 0 [m], got {self_collision!r}"
         )
-    return check_positive(self_collision, "self_collision (a margin [m])", allow_zero=True)
+    return margin
 
 
 def _clear_collisions(

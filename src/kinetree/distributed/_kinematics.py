@@ -160,7 +160,9 @@ def ik(
     """``model.ik(targets, frame, ...)`` on a Dask cluster, in chunks of ``chunk_size``.
 
     Args:
-        targets: poses ``(..., 4, 4)`` or positions ``(..., 3)`` [m], numpy or Dask.
+        targets: poses ``(..., 4, 4)`` or positions ``(..., 3)`` [m], numpy or Dask (one
+            pose or point is a batch of shape ``()``); a plain :class:`Position` or
+            :class:`Pose` of them (no mask, weight or point) is taken as its array.
         frame: the frame that reaches them (default: the first end effector).
         client: None (the embedded local cluster), a ``distributed.Client`` or a
             scheduler address ``"tcp://host:8786"``.

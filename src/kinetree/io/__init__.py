@@ -171,7 +171,7 @@ def load(
         if floating_base:
             raise UnsupportedError(
                 f"floating_base=True is for URDF and xacro files; the MJCF file {str(p)!r} "
-                "cannot take it: an MJCF body moves freely by its own <freejoint/> (add one "
+                "cannot take it: an MJCF body moves freely by its own <freejoint> (add one "
                 "to the file), or use load(path).with_floating_base()"
             )
         from .mjcf import load_mjcf
