@@ -81,6 +81,25 @@ def test_ik_from_dask_array_and_positions(client, panda, poses):
     assert dp.success.all()
 
 
+def test_one_pose_one_position_and_plain_targets_as_model_ik_takes_them(client, panda, poses):
+    """One pose ``(4, 4)`` is a batch of shape ``()`` (it was refused with a ShapeError
+    asking for ``(..., 4, 4)``), and a plain Position or Pose is its array."""
+    local = panda.ik(poses[0], restarts=2, time_budget=None)
+    dist = kd.ik(panda, poses[0], client=client, restarts=2, time_budget=None)
+    assert dist.q.shape == (7,) and np.shape(dist.success) == () and dist.success == local.success
+    np.testing.assert_array_equal(dist.q, local.q)
+    np.testing.assert_allclose(panda.fk(dist.q), poses[0], atol=1e-5)
+    p = poses[:5, :3, 3]
+    local_p = panda.ik(kinetree.Position(p), restarts=2, time_budget=None)
+    dist_p = kd.ik(panda, kinetree.Position(p), client=client, restarts=2, time_budget=None)
+    np.testing.assert_array_equal(dist_p.q, local_p.q)
+    dist_T = kd.ik(panda, kinetree.Pose(poses[:3]), client=client, restarts=2,
+                   time_budget=None)  # fmt: skip
+    np.testing.assert_array_equal(dist_T.q, panda.ik(poses[:3], restarts=2, time_budget=None).q)
+    with pytest.raises(kinetree.UnsupportedError, match="Position with mask"):
+        kd.ik(panda, kinetree.Position(p, mask=[1, 1, 0]), client=client)
+
+
 def test_fk_identical(client, panda):
     Q = panda.random_configuration(1000, 5)
     np.testing.assert_array_equal(kd.fk(panda, Q, "link4", client=client, chunk_size=300),

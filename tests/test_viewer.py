@@ -21,6 +21,7 @@ import urllib.request
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -96,6 +97,32 @@ def test_a_dragged_gizmo_over_the_websocket_moves_the_model(panda: Viewer) -> No
         time.sleep(0.02)
     assert "IK reached" in panda.status, panda.status
     np.testing.assert_allclose(panda.model.fk(panda.q, "flange"), goal, atol=1e-5)
+
+
+def test_nan_from_the_page_is_ignored_without_a_traceback(
+    panda: Viewer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A drag or a slider value of NaN (a page, or a script on the socket) leaves the model
+    where it is and says so in the status; nothing is printed (a drag printed a traceback
+    per message, a slider took the model to NaN)."""
+    q0 = panda.q
+    slider = panda._panel.sliders[0]
+    with WireClient(panda.url) as page:
+        page.wait_for(lambda m: m["type"] == "ReplayDoneMessage")
+        page.send({"type": "TransformControlsUpdateMessage", "name": panda.gizmo_name("flange"),
+                   "wxyz": [float("nan"), 0.0, 0.0, 0.0], "position": [0.3, 0.0, 0.5],
+                   "owner": ""})  # fmt: skip
+        deadline = time.monotonic() + 30
+        while "ignored a gizmo pose" not in panda.status and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert "ignored a gizmo pose with NaN or inf for flange" in panda.status, panda.status
+    # A slider moved to NaN: the event as viser hands it to the slider's callback.
+    slider.value = float("nan")
+    panda._on_slider(SimpleNamespace(client=object(), target=slider), 0)
+    assert "ignored a value that is NaN" in panda.status, panda.status
+    time.sleep(0.3)  # a traceback, if any, would be printed by now
+    np.testing.assert_array_equal(panda.q, q0)
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_sliders_follow_ik_within_the_limits(panda: Viewer) -> None:

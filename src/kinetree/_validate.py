@@ -1,12 +1,21 @@
-"""Checks at the public edge: shapes, finiteness, rigidity. Raise, never assert."""
+"""Checks at the public edge: shapes, finiteness, rigidity, counts, flags, keywords and
+the memory a request would take. Raise, never assert."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidValueError, NotRigidError, ShapeError
+from .errors import InvalidValueError, NotRigidError, ShapeError, UnknownNameError
+
+#: The most memory [bytes] one request may build before it is refused up front
+#: (:func:`check_memory`): 4 GiB, far above any sensible use of the functions that check
+#: it, and below what would push an ordinary machine into swapping or the OOM killer.
+MAX_BYTES = 4 * 1024**3
+#: The largest count (iterations, restarts, frames, samples) :func:`check_count` accepts.
+MAX_COUNT = 10**9
 
 
 def as_array(
@@ -18,8 +27,13 @@ def as_array(
     for NaN/inf (when ``finite``).
     """
     try:
-        a = np.asarray(x, dtype=np.float64)
+        a = x if type(x) is np.ndarray else np.asarray(x)
+        if a.dtype.kind == "c":  # the imaginary part would be dropped with a warning
+            raise InvalidValueError(f"{name} must be real numbers, got complex values")
+        a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # Overflow: an int past 1.8e308
+        if isinstance(exc, InvalidValueError):
+            raise
         raise InvalidValueError(f"{name} must be numeric, got {type(x).__name__}: {exc}") from None
     k = len(trailing)
     if a.ndim < k or (k and a.shape[a.ndim - k :] != trailing):
@@ -80,6 +94,8 @@ def check_rigid(T: np.ndarray, name: str, tol: float = 1e-6) -> None:
 def check_positive(value: float, name: str, *, allow_zero: bool = False) -> float:
     """``value`` as float, raising :class:`InvalidValueError` unless > 0 (or >= 0)."""
     try:
+        if isinstance(value, bool | complex | np.complexfloating | str):
+            raise TypeError
         v = float(value)
     except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"{name} must be a number, got {value!r}") from None
@@ -87,3 +103,61 @@ def check_positive(value: float, name: str, *, allow_zero: bool = False) -> floa
         bound = ">= 0" if allow_zero else "> 0"
         raise InvalidValueError(f"{name} must be finite and {bound}, got {value!r}")
     return v
+
+
+def check_count(value: Any, name: str, lo: int = 0) -> int:
+    """``value`` as an int in ``[lo, MAX_COUNT]``: a Python or numpy integer, not a bool,
+    a float or a string (:class:`InvalidValueError` naming ``name`` otherwise)."""
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, int | np.integer)
+        or not lo <= value <= MAX_COUNT
+    ):
+        raise InvalidValueError(f"{name} must be an integer in [{lo}, {MAX_COUNT}], got {value!r}")
+    return int(value)
+
+
+def check_bool(value: Any, name: str, *, none: bool = False) -> bool | None:
+    """``value`` as a bool (True/False, numpy's too; None as well with ``none``), raising
+    :class:`InvalidValueError` for anything else: a string such as ``"yes"`` or ``"x"``
+    is truthy, so it would turn a switch on without saying."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    choices = "True, False or None" if none else "True or False"
+    raise InvalidValueError(f"{name} must be {choices}, got {value!r}")
+
+
+def check_memory(n_bytes: float, what: str, fix: str) -> None:
+    """Refuse a request whose arrays would take more than :data:`MAX_BYTES`, before any is
+    built: :class:`InvalidValueError` "``what`` needs N GiB ...; ``fix``". ``n_bytes`` is
+    the caller's estimate (a Python int or float: it never overflows)."""
+    if not n_bytes <= MAX_BYTES:  # also refuses NaN
+        raise InvalidValueError(
+            f"{what} needs {float(n_bytes) / 1024**3:,.3g} GiB of memory, more than the "
+            f"{MAX_BYTES / 1024**3:g} GiB kinetree builds for one request; {fix}"
+        )
+
+
+def check_keywords(given: Mapping[str, Any], valid: Iterable[str], where: str) -> None:
+    """Raise :class:`~kinetree.errors.UnknownNameError` for a keyword of ``given`` that is
+    not in ``valid`` (a typo would otherwise be a bare ``TypeError`` or go unnoticed),
+    listing the valid ones; ``where`` names the function."""
+    names = list(valid)
+    for key in given:
+        if key not in names:
+            raise UnknownNameError(
+                f"{where} has no keyword {key!r}; its keywords are: {', '.join(sorted(names))}"
+            )
+
+
+def check_model(model: Any, name: str = "model") -> None:
+    """Raise :class:`InvalidValueError` unless ``model`` is a :class:`~kinetree.Model`
+    (None or a name where a model is needed would fail later, on a missing attribute)."""
+    from .model import Model  # here: the model module imports this one
+
+    if not isinstance(model, Model):
+        raise InvalidValueError(
+            f"{name} must be a kinetree.Model (kinetree.load(...)), got {type(model).__name__}"
+        )

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._validate import as_array, check_count, check_memory
 from .errors import (
     InvalidValueError,
     ModelStructureError,
@@ -56,6 +57,17 @@ if TYPE_CHECKING:
     from .ik.result import IKResult
 
 __all__ = ["JOINT_TYPES", "JointType", "Model"]
+
+
+def _batch_of(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> tuple[int, ...]:
+    """The broadcast batch shape of ``a`` and ``b`` (their last axes left out)."""
+    try:
+        return tuple(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]))
+    except ValueError:
+        raise ShapeError(
+            f"{name_a} of shape {a.shape} and {name_b} of shape {b.shape} have batch shapes "
+            "that do not broadcast"
+        ) from None
 
 
 class JointType(IntEnum):
@@ -441,7 +453,6 @@ class Model:
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
         """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``."""
-        from ._validate import as_array
         from .ik._swing_twist import group_rotation, swing_twist
         from .kinematics.layout import packed
 
@@ -472,9 +483,23 @@ class Model:
         quaternion joints a rotation uniform over the rotation group, or, with a limit,
         a uniform axis and an angle uniform within it.
         """
+        if n is not None:
+            n = check_count(n, "n (the number of configurations)")
+            check_memory(3 * 8 * n * self.nq, f"{n:,} configurations of {self.nq} coordinates",
+                         "ask for fewer")  # fmt: skip
+        seeds = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
+        if not (
+            rng is None
+            or isinstance(rng, seeds)
+            or (isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0)
+        ):
+            raise InvalidValueError(
+                f"rng must be None, a seed (an integer >= 0) or a numpy.random.Generator, "
+                f"got {rng!r}"
+            )
         gen = np.random.default_rng(rng)
         lo, hi = self.sampling_bounds()
-        shape = (self.nq,) if n is None else (int(n), self.nq)
+        shape = (self.nq,) if n is None else (n, self.nq)
         r = gen.random(shape)
         # lo (1 - r) + hi r: no overflow when hi - lo exceeds the float range.
         q = np.clip(lo * (1.0 - r) + hi * r, lo, hi)
@@ -505,7 +530,7 @@ class Model:
     def within_limits(self, q: ArrayLike, tol: float = 0.0) -> np.ndarray:
         """Whether each configuration in ``q`` (..., nq) respects the limits (for a
         limited quaternion joint: its rotation angle, ``tol`` in rad)."""
-        q = np.asarray(q, dtype=np.float64)
+        q = as_array(q, "q", (self.nq,))
         ok = np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
         for k in self.ball_nodes:
             lim = self.ball_limits.get(self.node_joint[k])
@@ -520,14 +545,12 @@ class Model:
     def normalize(self, q: ArrayLike) -> np.ndarray:
         """A copy of ``q`` (..., nq) with every quaternion scaled to unit length (a zero
         quaternion becomes the identity)."""
+        from .spatial import quat_normalize
+
         out = np.array(q, dtype=np.float64)
         for k in self.ball_nodes:
             s_ = int(self.q_index[k])
-            quat = out[..., s_ : s_ + 4]
-            nrm = np.linalg.norm(quat, axis=-1, keepdims=True)
-            zero = nrm[..., 0] < 1e-300
-            quat /= np.where(nrm < 1e-300, 1.0, nrm)
-            quat[zero] = (1.0, 0.0, 0.0, 0.0)
+            out[..., s_ : s_ + 4] = quat_normalize(out[..., s_ : s_ + 4])
         return out
 
     def integrate(self, q: ArrayLike, v: ArrayLike) -> np.ndarray:
@@ -537,9 +560,9 @@ class Model:
         :meth:`difference`."""
         from .spatial import quat_exp, quat_mul
 
-        qa = np.asarray(q, dtype=np.float64)
-        va = np.asarray(v, dtype=np.float64)
-        batch = np.broadcast_shapes(qa.shape[:-1], va.shape[:-1])
+        qa = as_array(q, "q", (self.nq,))
+        va = as_array(v, "v", (self.nv,))
+        batch = _batch_of(qa, va, "q", "v")
         out = np.array(np.broadcast_to(qa, (*batch, self.nq)))
         simple = self.v_q >= 0
         out[..., self.v_q[simple]] += va[..., simple]
@@ -553,9 +576,9 @@ class Model:
         round for quaternions)."""
         from .spatial import quat_conj, quat_log, quat_mul
 
-        a = self.normalize(q0)
-        b = self.normalize(q1)
-        shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        a = self.normalize(as_array(q0, "q0", (self.nq,)))
+        b = self.normalize(as_array(q1, "q1", (self.nq,)))
+        shape = _batch_of(a, b, "q0", "q1")
         out = np.zeros((*shape, self.nv))
         simple = self.v_q >= 0
         out[..., simple] = (b - a)[..., self.v_q[simple]]
@@ -672,6 +695,9 @@ class Model:
         names are taken."""
         import dataclasses
 
+        for what, name in (("joint", joint), ("root", root)):
+            if not isinstance(name, str) or not name:
+                raise InvalidValueError(f"with_floating_base: {what} must be a name, got {name!r}")
         if root in self.node_names or joint in self.joint_groups or joint in self._dof_of:
             raise InvalidValueError(
                 f"with_floating_base: {root!r} or {joint!r} is already a frame or joint of "
@@ -736,13 +762,9 @@ class Model:
                 self.joint_indices(joints)
             changes["presets"] = {k: tuple(v) for k, v in presets.items()}
         if q_neutral is not None:
-            from ._validate import as_array
-
             qn = as_array(q_neutral, "q_neutral", (self.nq,))
             changes["q_neutral"] = self.normalize(qn)
         if limits is not None:
-            from ._validate import as_array
-
             lim = as_array(limits, "limits", (self.nq, 2), finite=False)
             if np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
                 raise InvalidValueError("limits must be (lo, hi) pairs with lo <= hi")

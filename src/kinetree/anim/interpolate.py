@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array, check_positive
+from .._validate import as_array, check_memory, check_positive
 from ..errors import InvalidValueError, ShapeError
 from ..model import Model
 from .motion import Motion
@@ -30,9 +30,14 @@ def _ease(u: np.ndarray, ease: str) -> np.ndarray:
 
 
 def _segments(
-    n_keys: int, times: ArrayLike | None, n_frames: int | Sequence[int] | None, fps: float
+    n_keys: int,
+    times: ArrayLike | None,
+    n_frames: int | Sequence[int] | None,
+    fps: float,
+    frame_bytes: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(seg, u)`` per output frame: segment index and position in it, in [0, 1]."""
+    """``(seg, u)`` per output frame: segment index and position in it, in [0, 1]; a
+    motion whose frames of ``frame_bytes`` each would not fit is refused first."""
     if n_keys == 1:
         return np.zeros(1, dtype=np.int64), np.zeros(1)
     n_seg = n_keys - 1
@@ -42,9 +47,13 @@ def _segments(
         t = as_array(times, "times")
         if t.shape != (n_keys,):
             raise ShapeError(f"times must have one entry per keyframe ({n_keys}), got {t.shape}")
-        if np.any(np.diff(t) <= 0.0):
-            raise InvalidValueError("times must be strictly increasing")
-        n = int(np.round((t[-1] - t[0]) * fps)) + 1
+        with np.errstate(over="ignore"):  # an overflowing span is inf: refused below
+            if np.any(np.diff(t) <= 0.0):
+                raise InvalidValueError("times must be strictly increasing")
+            span = float((t[-1] - t[0]) * fps)
+        _check_frames(span + 1.0, frame_bytes, f"times from {t[0]:g} s to {t[-1]:g} s at "
+                      f"{fps:g} fps")  # fmt: skip
+        n = round(span) + 1
         ts = np.minimum(t[0] + np.arange(n) / fps, t[-1])
         ts[-1] = t[-1]
         seg = np.clip(np.searchsorted(t, ts, side="right") - 1, 0, n_seg - 1)
@@ -57,11 +66,18 @@ def _segments(
         raise InvalidValueError(
             f"n_frames must be a positive integer (or one per segment), got {n_frames!r}"
         )
+    _check_frames(sum(int(c) for c in counts) + 1, frame_bytes, f"n_frames={n_frames!r}")
     segs = [np.full(int(c), s, dtype=np.int64) for s, c in enumerate(counts)]
     us = [np.arange(int(c)) / int(c) for c in counts]
     seg = np.concatenate([*segs, [n_seg - 1]])
     u = np.concatenate([*us, [1.0]])
     return seg, u
+
+
+def _check_frames(n: float, frame_bytes: int, why: str) -> None:
+    shown = f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
+    check_memory(n * frame_bytes, f"a motion of {shown} frames ({why})",
+                 "ask for fewer frames (n_frames=, times= or fps=)")  # fmt: skip
 
 
 def interpolate(
@@ -120,7 +136,8 @@ def interpolate(
     if keys.ndim != 2 or keys.shape[0] < 1:
         raise ShapeError(f"keyframes must have shape (K, {model.nq}), got {keys.shape}")
     K = keys.shape[0]
-    seg, u = _segments(K, times, n_frames, fps)
+    # Per frame: the result and its two keyframes (nq each), the segment, u and its ease.
+    seg, u = _segments(K, times, n_frames, fps, 8 * (3 * model.nq + 6))
     v = _ease(u, ease)
     if K == 1:
         q = keys.copy()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array
+from .._validate import as_array, check_model, check_positive
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import Model
 
@@ -54,6 +54,7 @@ class Motion:
     clip: BVHClip | None = None
 
     def __post_init__(self) -> None:
+        check_model(self.model)
         q = as_array(self.q, "q")
         if q.ndim == 1:
             q = q[None, :]
@@ -62,12 +63,7 @@ class Motion:
         if q.shape[0] < 1:
             raise InvalidValueError("a motion needs at least one frame")
         object.__setattr__(self, "q", _frozen(q.copy()))
-        fps = float(self.fps)
-        if not (math.isfinite(fps) and fps > 0.0):
-            raise InvalidValueError(
-                f"fps must be a positive number of frames per second, got {fps}"
-            )
-        object.__setattr__(self, "fps", fps)
+        object.__setattr__(self, "fps", check_positive(self.fps, "fps [frames per second]"))
         if self.targets is not None:
             t = as_array(self.targets, "targets")
             if t.ndim == 2 and t.shape[1] == 3:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_bool, check_count, check_memory, check_positive
 from ..data import FILES, clip_path, names
 from ..errors import InvalidValueError, UnsupportedError
 from ..ik.targets import Pose
@@ -165,13 +166,57 @@ def _speed_cap(
     return out, np.array(changed, dtype=np.int64)
 
 
+#: The values of ``up=``: an axis, with an optional sign.
+UP_AXES = tuple(f"{sign}{a}" for sign in ("", "+", "-") for a in "xyz")
+
+
+def _check_options(
+    source: BVHClip | Motion, up: Any, contact_height: Any, contact_speed: Any, smooth: Any,
+    iterations: Any, contacts: Any, skip_calibration: Any, source_scale: Any,
+    max_joint_speed: Any,
+) -> None:  # fmt: skip
+    """:func:`retarget_robot`'s options checked before any work, each error naming its
+    argument (and the memory the smoothing would take)."""
+    if up is not None and up not in UP_AXES:
+        raise InvalidValueError(f"up must be None or one of {', '.join(UP_AXES)}; got {up!r}")
+    check_positive(contact_height, "contact_height [m]")
+    check_positive(contact_speed, "contact_speed [m/s]")
+    sigma = check_positive(smooth, "smooth [s]", allow_zero=True) * source.fps  # [frames]
+    if not isinstance(iterations, tuple | list) or len(iterations) != 2:
+        raise InvalidValueError(
+            f"iterations must be two counts (first pass, warm-started pass), got {iterations!r}"
+        )
+    for i in iterations:
+        check_count(i, "iterations")
+    check_bool(contacts, "contacts")
+    check_bool(skip_calibration, "skip_calibration")
+    if source_scale is not None:
+        check_positive(source_scale, "source_scale [m per source unit]")
+    speeds = max_joint_speed.values() if isinstance(max_joint_speed, Mapping) else [max_joint_speed]
+    for v in speeds:
+        if v is not None and not (isinstance(v, str) and v == "urdf"):
+            check_positive(v, "max_joint_speed (None, 'urdf', a speed [rad/s or m/s] or a dict)")
+    # _smooth pads the clip by 3 sigma each side and sums the poses of every joint
+    # (three arrays of 16 float64 per joint and frame).
+    reach = 2 * int(3 * sigma) if sigma > 0 else 0
+    check_memory(
+        3 * 16 * 8 * (source.n_frames + reach) * len(source.model.frame_names),
+        f"smooth={smooth!r} s ({sigma:.3g} frames) over {source.n_frames:,} frames",
+        "smooth less (a sigma longer than the clip only averages it flat)",
+    )
+
+
 def _collision_margin(self_collision: bool | float | None) -> float | None:
     """The clearance [m] ``self_collision`` asks for (None: no avoidance)."""
     if self_collision is False or self_collision is None:
         return None
     if isinstance(self_collision, (bool, np.bool_)):
         return COLLISION_MARGIN
-    margin = float(self_collision)
+    margin = (
+        float(self_collision)
+        if isinstance(self_collision, int | float | np.integer | np.floating)
+        else math.nan
+    )
     if not (math.isfinite(margin) and margin >= 0):
         raise InvalidValueError(
             f"self_collision must be True, False or a margin >= 0 [m], got {self_collision!r}"
@@ -284,6 +329,9 @@ def retarget_robot(
     """
     t0 = time.perf_counter()
     source = _source_clip(clip)
+    _check_options(source, up, contact_height, contact_speed, smooth, iterations, contacts,
+                   skip_calibration, source_scale, max_joint_speed)  # fmt: skip
+    margin = _collision_margin(self_collision)
     robot_model = robot if isinstance(robot, Model) else load_robot(robot)
     free = free_joint_of(robot_model)
     if free is None:
@@ -293,13 +341,6 @@ def retarget_robot(
             "kinetree.anim.free_base(robot) (or kinetree.load(urdf, floating_base=True)), "
             "or pass the robot by name or file, which adds one"
         )
-    for what, v in (("contact_height", contact_height), ("contact_speed", contact_speed)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise InvalidValueError(f"{what} must be a positive number, got {v!r}")
-    if not (isinstance(smooth, (int, float)) and math.isfinite(smooth) and smooth >= 0):
-        raise InvalidValueError(f"smooth must be a number of seconds >= 0, got {smooth!r}")
-    if len(iterations) != 2 or not all(isinstance(i, int) and i >= 0 for i in iterations):
-        raise InvalidValueError(f"iterations must be two counts >= 0, got {iterations!r}")
     source_model = source.model
     mp = make_map(mapping, source_model, robot_model)
     joints = [j for j in source_model.frame_names if j in mp.pairs]
@@ -327,7 +368,6 @@ def retarget_robot(
         "tol": _TOL,
         "max_joint_step": MAX_STEP,
     }
-    margin = _collision_margin(self_collision)
     q, its = tg.q_init, np.zeros(len(tg.q_init), dtype=np.int64)
     if iterations[0] > 0:
         r = robot_model.ik(targets, q0=tg.q_init, max_iter=iterations[0], **opts)

@@ -9,6 +9,7 @@ which is also what an IK loop calls once per problem. :meth:`Model.distance` and
 
 from __future__ import annotations
 
+import inspect
 import os
 import weakref
 from collections.abc import Iterable, Mapping
@@ -21,7 +22,7 @@ from numpy.typing import ArrayLike
 from .. import geometry as geo
 from .._compile import notice
 from .._threads import run_chunks
-from .._validate import as_array, check_positive
+from .._validate import as_array, check_keywords, check_positive
 from ..errors import UnknownNameError, UnsupportedError, unknown_name
 from ..kinematics import needed_nodes, packed
 from ..model import Model
@@ -45,7 +46,7 @@ from .pairs import (
     read_srdf,
 )
 from .spheres import RobotSpheres, robot_spheres
-from .world import Obstacle, obstacle_rows
+from .world import Obstacle, obstacle_rows, obstacle_tuple
 
 __all__ = [
     "CollisionModel",
@@ -140,7 +141,7 @@ class CollisionModel:
         named in ``left_out``: no step can change their distance, so checking them could
         only fail every solve. Cached per scene: obstacles are immutable, so the same
         obstacle objects pack to the same tables."""
-        obs = (obstacles,) if isinstance(obstacles, (Obstacle, geo.Geometry)) else tuple(obstacles)
+        obs = obstacle_tuple(obstacles)
         ign = tuple(tuple(p) for p in ignore)
         mov = None if moving is None else np.asarray(moving, dtype=bool).reshape(self.model.nq)
         key = (tuple(id(o) for o in obs), bool(self_collision), ign,
@@ -287,7 +288,7 @@ class CollisionModel:
         """Whether some checked pair is closer than ``margin`` [m] (0: touching or
         penetrating) at ``q``: a bool, or a bool array of ``q``'s batch shape. The search
         stops at the first such pair."""
-        m = float(as_array(margin, "margin"))
+        m = check_positive(margin, "margin [m]", allow_zero=True)
         t = self.tables(obstacles, self_collision, ignore)
         out, arg, batch = self._closest(q, t, m)
         hit = (arg >= 0) & (out[:, OUT_DISTANCE] < m)
@@ -450,6 +451,9 @@ def distance_query(
 ) -> Any:
     """:meth:`Model.distance` (``margin`` None) and :meth:`Model.in_collision`."""
     opts = dict(options)
+    if opts:
+        own = [p for p in inspect.signature(collision_model).parameters if p != "model"]
+        check_keywords(opts, ["ignore", *own], "distance" if margin is None else "in_collision")
     ignore = opts.pop("ignore", ())
     cm = collision_model(model, **opts)
     if margin is None:

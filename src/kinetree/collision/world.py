@@ -37,6 +37,7 @@ __all__ = [
     "TriangleMesh",
     "as_obstacle",
     "obstacle_rows",
+    "obstacle_tuple",
 ]
 
 Row = tuple[int, np.ndarray, np.ndarray, float, "np.ndarray | None"]
@@ -78,6 +79,12 @@ class Obstacle:
 
     name: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.name is not None and not isinstance(self.name, str):
+            raise InvalidValueError(
+                f"{type(self).__name__} name must be a str or None, got {self.name!r}"
+            )
+
     def row(self) -> Row:
         """``(type, pose 4x4, half extents, radius, data rows or None)`` for
         :func:`kinetree.collision.layout.pack_obstacle_rows`."""
@@ -92,6 +99,7 @@ class Sphere(Obstacle):
     center: Any = (0.0, 0.0, 0.0)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "radius", _length(self.radius, "Sphere radius"))
         object.__setattr__(self, "center", _vector(self.center, "Sphere center"))
 
@@ -109,6 +117,7 @@ class Box(Obstacle):
     pose: Any = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         size = np.asarray(self.size, dtype=object).reshape(-1)
         if size.shape != (3,):
             raise ShapeError(f"Box size must be 3 edge lengths [m], got {self.size!r}")
@@ -130,6 +139,7 @@ class Capsule(Obstacle):
     pose: Any = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "radius", _length(self.radius, "Capsule radius"))
         object.__setattr__(self, "length", _length(self.length, "Capsule length"))
         object.__setattr__(self, "pose", _pose(self.pose, "Capsule"))
@@ -148,6 +158,7 @@ class Cylinder(Obstacle):
     pose: Any = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(self, "radius", _length(self.radius, "Cylinder radius"))
         object.__setattr__(self, "length", _length(self.length, "Cylinder length"))
         object.__setattr__(self, "pose", _pose(self.pose, "Cylinder"))
@@ -167,6 +178,7 @@ class HalfSpace(Obstacle):
     offset: float = 0.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         n = _vector(self.normal, "HalfSpace normal")
         norm = float(np.linalg.norm(n))
         if norm < 1e-12:
@@ -174,8 +186,10 @@ class HalfSpace(Obstacle):
         n = n / norm
         n.setflags(write=False)
         object.__setattr__(self, "normal", n)
-        off = float(as_array(self.offset, "HalfSpace offset"))
-        object.__setattr__(self, "offset", off)
+        off = as_array(self.offset, "HalfSpace offset")
+        if off.shape != ():
+            raise ShapeError(f"HalfSpace offset must be one number [m], got {self.offset!r}")
+        object.__setattr__(self, "offset", float(off))
 
     def row(self) -> Row:
         n = np.asarray(self.normal)
@@ -201,6 +215,7 @@ class PointCloud(Obstacle):
     radius: float = 0.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         pts = as_array(self.points, "PointCloud points", (3,))
         if pts.ndim != 2 or pts.shape[0] == 0:
             raise ShapeError(f"PointCloud points must have shape (n, 3), n >= 1, got {pts.shape}")
@@ -223,6 +238,7 @@ class TriangleMesh(Obstacle):
     pose: Any = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         v = as_array(self.vertices, "TriangleMesh vertices", (3,))
         if v.ndim != 2:
             raise ShapeError(f"TriangleMesh vertices must have shape (n, 3), got {v.shape}")
@@ -271,15 +287,29 @@ def as_obstacle(shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None) -
     raise UnsupportedError(f"mesh {getattr(shape, 'path', '')!r} has no vertices loaded")
 
 
+def obstacle_tuple(obstacles: Any) -> tuple[Any, ...]:
+    """``obstacles`` (one obstacle or an iterable of them) as a tuple, each item left to
+    :func:`as_obstacle`; an array, a string or a number is refused, naming its type (an
+    array would otherwise be taken for a list of numbers)."""
+    if isinstance(obstacles, (Obstacle, geo.Geometry)):
+        return (obstacles,)
+    if isinstance(obstacles, (np.ndarray, str, bytes)) or not isinstance(obstacles, Iterable):
+        shape = f" of shape {obstacles.shape}" if isinstance(obstacles, np.ndarray) else ""
+        raise InvalidValueError(
+            "obstacles must be an obstacle or a list of them (kinetree.Box, Sphere, Capsule, "
+            "Cylinder, HalfSpace, PointCloud, TriangleMesh or kinetree.geometry shapes), got "
+            f"{type(obstacles).__name__}{shape}"
+        )
+    return tuple(obstacles)
+
+
 def obstacle_rows(
     obstacles: Iterable[Obstacle | geo.Geometry] | Obstacle | geo.Geometry,
 ) -> tuple[list[Row], list[str]]:
     """The rows and display names of ``obstacles`` (a list, or one obstacle)."""
-    if isinstance(obstacles, (Obstacle, geo.Geometry)):
-        obstacles = [obstacles]
     rows: list[Row] = []
     names: list[str] = []
-    for i, ob in enumerate(obstacles):
+    for i, ob in enumerate(obstacle_tuple(obstacles)):
         o = as_obstacle(ob)
         rows.append(o.row())
         names.append(o.name if o.name else f"{type(o).__name__.lower()}{i}")

@@ -11,13 +11,13 @@ kinetree[qp]``: daqp, proxqp, osqp, quadprog, ...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import KinetreeError, UnknownNameError, UnsupportedError
+from ..errors import InvalidValueError, KinetreeError, UnknownNameError, UnsupportedError
 from ..model import Model
 from ._qp import (
     STATUS_INFEASIBLE,
@@ -29,7 +29,9 @@ from ._qp import (
 from .limits.limit import Limit
 from .tasks.task import Task
 
-__all__ = ["QP", "NoSolutionError", "build_qp", "qp_solvers", "solve_qp"]
+__all__ = [
+    "QP", "NoSolutionError", "build_qp", "check_solver_options", "qp_solvers", "solve_qp",
+]  # fmt: skip
 
 
 class NoSolutionError(KinetreeError, RuntimeError):
@@ -137,11 +139,22 @@ def _dense(qp: QP) -> tuple[np.ndarray, np.ndarray, int]:
     return np.ascontiguousarray(C), np.ascontiguousarray(d), qp.A.shape[0]
 
 
+def check_solver_options(solver: str, options: Mapping[str, Any]) -> None:
+    """Refuse options for the built-in solver, which takes none (they would be ignored
+    without a word); a qpsolvers backend checks its own."""
+    if solver == "kinetree" and options:
+        raise InvalidValueError(
+            f"solver 'kinetree' takes no options, got {', '.join(map(repr, options))}; "
+            "options are passed to a qpsolvers backend (solver='osqp', ...)"
+        )
+
+
 def solve_qp(qp: QP, solver: str = "kinetree", **options: Any) -> np.ndarray:
     """The minimiser ``dq`` of ``qp``. ``solver``: "kinetree" or a qpsolvers backend;
     ``options`` go to qpsolvers. Raises :class:`NoSolutionError` when there is none (an
-    infeasible problem, or a backend that fails) and :class:`UnknownNameError` for an
-    unknown solver."""
+    infeasible problem, or a backend that fails), :class:`UnknownNameError` for an
+    unknown solver and :class:`InvalidValueError` for options given to "kinetree"."""
+    check_solver_options(solver, options)
     if solver == "kinetree":
         C, d, n_eq = _dense(qp)
         status, x, _, its = _WORKSPACE.solve(np.ascontiguousarray(qp.H), qp.c, C, d, n_eq)

@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array
+from .._validate import as_array, check_bool, check_count
 from ..errors import InvalidValueError
 from ..model import Model
-from .qp import NoSolutionError
+from .qp import NoSolutionError, check_solver_options
 from .step import _check, levels_of, step_parts
+from .tasks.task import Task
 
 __all__ = ["DiffIKResult", "solve"]
 
@@ -36,6 +37,16 @@ class DiffIKResult:
     errors: tuple[float, ...]
     message: str
     history: np.ndarray | None = field(default=None, repr=False)
+
+
+def _goals(goals: Any) -> list[Task]:
+    """``goals`` (a task or a list of them) as a list of tasks; anything else raises."""
+    out = [goals] if isinstance(goals, Task) else goals
+    if not isinstance(out, list | tuple) or not all(isinstance(t, Task) for t in out):
+        raise InvalidValueError(
+            f"goals must be a task or a list of tasks (kinetree.diffik.tasks), got {goals!r}"
+        )
+    return list(out)
 
 
 def _keep_priorities(
@@ -90,12 +101,13 @@ def solve(
     """
     q, step, lims, lam = _check(model, q0, dt, limits, damping)
     levels = levels_of(tasks)
+    check_solver_options(solver, solver_options)
     tol = float(as_array(tolerance, "tolerance"))
     if not tol > 0.0:
         raise InvalidValueError(f"tolerance must be > 0, got {tol:g}")
-    if int(max_steps) < 0:
-        raise InvalidValueError(f"max_steps must be >= 0, got {max_steps}")
-    goal_tasks = [t for t in levels[0] if t.goal] if goals is None else list(goals)
+    max_steps = check_count(max_steps, "max_steps")
+    check_bool(record, "record")
+    goal_tasks = [t for t in levels[0] if t.goal] if goals is None else _goals(goals)
     q = model.normalize(q)
     history = [q.copy()] if record else []
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._progress import progress as progress_bar
 from .._progress import silenced
+from .._validate import check_bool
 from ..errors import InvalidValueError
 from ._client import get_client
 
@@ -188,6 +189,7 @@ def map(
         The results in the items' order. A worker lost mid-job has its chunks re-run
         elsewhere; an exception in ``func`` cancels the job and is raised here.
     """
+    check_bool(progress, "progress", none=True)
     items = list(items)
     bounds = chunk_bounds(len(items), chunk_size)
     chunks = [(func, items[a:b]) for a, b in pairwise(bounds)]

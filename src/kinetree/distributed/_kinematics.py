@@ -13,14 +13,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from .._progress import silenced
-from ..errors import InvalidValueError, ShapeError
-from ..ik import IKOptions, IKResult, Position
+from .._validate import as_array, check_bool, check_keywords
+from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..ik import Direction, IKOptions, IKResult, Orientation, Pose, Position
+from ..ik.options import OPTION_NAMES
 from ..ik.result import make_result
 from ..model import Model
 from ._client import get_client
@@ -40,10 +43,11 @@ def _is_dask(a: Any) -> bool:
 
 
 def _flat(a: Any, tail: tuple[int, ...], what: str) -> tuple[Any, tuple[int, ...]]:
-    """``a`` (numpy-like or a Dask array) as ``(B, *tail)`` and its batch shape."""
+    """``a`` (numpy-like or a Dask array) as ``(B, *tail)`` and its batch shape (``()``
+    for a single one, as ``model.ik`` and ``model.fk`` take it)."""
     if not _is_dask(a):
-        a = np.asarray(a, dtype=np.float64)
-    if a.ndim < len(tail) + 1 or tuple(a.shape[a.ndim - len(tail) :]) != tail:
+        a = as_array(a, what, finite=False)
+    if a.ndim < len(tail) or tuple(a.shape[a.ndim - len(tail) :]) != tail:
         want = ", ".join(("...", *map(str, tail)))
         raise ShapeError(f"{what} must have shape ({want}), got {tuple(a.shape)}")
     if any(not math.isfinite(n) for n in a.shape):
@@ -53,6 +57,27 @@ def _flat(a: Any, tail: tuple[int, ...], what: str) -> tuple[Any, tuple[int, ...
     if B == 0:
         raise InvalidValueError(f"{what} is an empty batch (shape {tuple(a.shape)})")
     return a.reshape((B, *tail)), batch
+
+
+def _target_array(targets: Any) -> Any:
+    """The array of ``targets``: a plain :class:`Position` or :class:`Pose` (no mask,
+    weight or point) is unwrapped; any other target object is refused, naming it."""
+    if isinstance(targets, Position | Pose):
+        extras = [
+            f.name for f in dataclasses.fields(targets)
+            if f.name not in ("xyz", "T") and getattr(targets, f.name) is not None
+        ]  # fmt: skip
+        if not extras:
+            return targets.xyz if isinstance(targets, Position) else targets.T
+        what = f"a {type(targets).__name__} with {', '.join(extras)}"
+    elif isinstance(targets, Orientation | Direction | Mapping):
+        what = f"a {type(targets).__name__} of targets"
+    else:
+        return targets
+    raise UnsupportedError(
+        f"kinetree.distributed.ik takes poses (..., 4, 4) or positions (..., 3) [m] of one "
+        f"frame (or a plain Position or Pose of them), not {what}: solve those with model.ik"
+    )
 
 
 def _blocks(c: Any, a: Any, bounds: np.ndarray) -> list[Any]:
@@ -88,8 +113,9 @@ def fk(
     numbers as ``model.fk(q, frame)``. ``client``: see :func:`kinetree.distributed.map`;
     ``device`` is passed to ``model.fk`` on the workers."""
     model.frame_index(frame)  # an unknown frame fails here, listing the frames
-    c = get_client(client)
+    check_bool(progress, "progress", none=True)
     Q, batch = _flat(q, (model.nq,), "q")
+    c = get_client(client)
     bounds = chunk_bounds(Q.shape[0], chunk_size)
     handle = shared(model)
     chunks = [(handle, blk, frame, device) for blk in _blocks(c, Q, bounds)]
@@ -134,7 +160,9 @@ def ik(
     """``model.ik(targets, frame, ...)`` on a Dask cluster, in chunks of ``chunk_size``.
 
     Args:
-        targets: poses ``(..., 4, 4)`` or positions ``(..., 3)`` [m], numpy or Dask.
+        targets: poses ``(..., 4, 4)`` or positions ``(..., 3)`` [m], numpy or Dask (one
+            pose or point is a batch of shape ``()``); a plain :class:`Position` or
+            :class:`Pose` of them (no mask, weight or point) is taken as its array.
         frame: the frame that reaches them (default: the first end effector).
         client: None (the embedded local cluster), a ``distributed.Client`` or a
             scheduler address ``"tcp://host:8786"``.
@@ -151,13 +179,16 @@ def ik(
         ``model.ik(targets, frame, q0=q0, **options)`` (see the module notes on seeds).
     """
     t0 = time.perf_counter()
+    check_keywords(options, OPTION_NAMES, "kinetree.distributed.ik")
     opts = IKOptions(**options)
     if opts.record or opts.pin:
         raise InvalidValueError("record= and pin= are single-solve options; not for a batch")
+    check_bool(progress, "progress", none=True)
     model.frame_index(frame)
-    c = get_client(client)
+    targets = _target_array(targets)
     tail = (4, 4) if np.shape(targets)[-1:] == (4,) else (3,)
     P, batch = _flat(targets, tail, "targets")
+    c = get_client(client)
     B = P.shape[0]
     bounds = chunk_bounds(B, chunk_size)
     tgt_blocks = _blocks(c, P, bounds)

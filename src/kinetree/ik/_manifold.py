@@ -20,15 +20,22 @@ from ._tasks import rand01
 
 @njit(cache=True)
 def normalize_quat(q: np.ndarray, s: int) -> None:
-    """Scale ``q[s:s + 4]`` to unit length with ``w >= 0``; a zero (or non-finite norm)
-    quaternion becomes the identity only when it is exactly zero, NaN stays NaN."""
+    """Scale ``q[s:s + 4]`` to unit length with ``w >= 0``; a zero quaternion becomes the
+    identity, NaN stays NaN. A norm whose square would overflow (entries of 1e300) or
+    underflow is taken after dividing by the largest entry, so the direction is kept
+    (an overflowed norm once scaled the quaternion to zero)."""
     n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
-    if n2 < 1e-300:
-        q[s] = 1.0
-        q[s + 1] = 0.0
-        q[s + 2] = 0.0
-        q[s + 3] = 0.0
-        return
+    if not 1e-300 <= n2 <= 1e300 and n2 == n2:
+        m = max(abs(q[s]), abs(q[s + 1]), abs(q[s + 2]), abs(q[s + 3]))
+        if m == 0.0:
+            q[s] = 1.0
+            q[s + 1] = 0.0
+            q[s + 2] = 0.0
+            q[s + 3] = 0.0
+            return
+        for c in range(4):
+            q[s + c] /= m
+        n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
     inv = 1.0 / math.sqrt(n2)
     if q[s] < 0.0:
         inv = -inv

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _validate
 from ..errors import InvalidValueError, UnknownNameError
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "KERNEL_METHODS",
     "METHODS",
     "MIN_TOLERANCE",
+    "OPTION_NAMES",
     "IKOptions",
     "resolve",
 ]
@@ -36,7 +38,7 @@ KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 #: (about 1e-15 of the model's size) would decide success.
 MIN_TOLERANCE = 1e-12
 #: Largest ``max_iter`` and ``restarts`` accepted.
-MAX_COUNT = 10**9
+MAX_COUNT = _validate.MAX_COUNT
 #: Most iterates kept by ``record=True`` (the first ones are kept).
 MAX_HISTORY = 100_000
 #: Methods that keep collision margins (their step is a QP with distance rows).
@@ -61,19 +63,17 @@ _DEFAULT_MAX_ITER = {"auto": 30, "pinv": 200, "transpose": 2000, "dls": 200, "sd
 
 
 def _bool(name: str, v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    raise InvalidValueError(f"{name} must be True or False, got {v!r}")
+    return bool(_validate.check_bool(v, name))
 
 
 def _count(name: str, v: Any, lo: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= MAX_COUNT:
-        raise InvalidValueError(f"{name} must be an integer in [{lo}, {MAX_COUNT}], got {v!r}")
-    return int(v)
+    return _validate.check_count(v, name, lo)
 
 
 def _number(name: str, v: Any, *, zero: bool = False, unit: str = "") -> float:
     try:
+        if isinstance(v, complex | np.complexfloating):
+            raise TypeError  # float() of a numpy complex drops the imaginary part
         x = float(v)
     except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"{name} must be a number{unit}, got {v!r}") from None
@@ -137,7 +137,7 @@ class IKOptions:
         step: scale of each step (alpha).
         damping: DLS damping, ``lambda = damping * |e|^2 / 2 + lambda_min``.
         lambda_min: smallest DLS damping.
-        cutoff: relative singular value cut-off of pinv and sdls.
+        cutoff: relative singular value cut-off of pinv and sdls (> 0).
         max_joint_step: largest change of one joint per iteration [rad or m]: the
             per-step joint speed limit. Every iterate honours it (the step is scaled
             down to it, and a joint pinned at a limit moves at most that far towards
@@ -227,8 +227,10 @@ class IKOptions:
             s(self, "time_budget", _number("time_budget", self.time_budget, unit=" [s]"))
         for name in ("step", "max_joint_step"):
             s(self, name, _number(name, getattr(self, name)))
-        for name in ("damping", "lambda_min", "cutoff"):
+        for name in ("damping", "lambda_min"):
             s(self, name, _number(name, getattr(self, name), zero=True))
+        # A cut-off of 0 keeps every singular value, however small: steps blow up.
+        s(self, "cutoff", _number("cutoff", self.cutoff))
         s(self, "rest_gain", _number("rest_gain", self.rest_gain))
         s(self, "stall_iter", _count("stall_iter", self.stall_iter))
         if self.normalized_step is not None:
@@ -308,19 +310,11 @@ class IKOptions:
         ):
             return  # the common case: no collision checks, nothing to import
         from ..collision.robot import CollisionModel
-        from ..collision.world import Obstacle, as_obstacle
+        from ..collision.world import Obstacle, as_obstacle, obstacle_tuple
         from ..geometry import Geometry
 
         obs = self.obstacles
-        if obs is None:
-            obs = ()
-        if isinstance(obs, (Obstacle, Geometry)):
-            obs = (obs,)
-        if not isinstance(obs, (list, tuple)):
-            raise InvalidValueError(
-                f"obstacles must be a list of obstacles (kinetree.Box, Sphere, Capsule, "
-                f"Cylinder, HalfSpace, PointCloud, TriangleMesh), got {obs!r}"
-            )
+        obs = obstacle_tuple(() if obs is None else obs)
         for i, o in enumerate(obs):
             if not isinstance(o, (Obstacle, Geometry)):
                 raise InvalidValueError(
@@ -419,6 +413,9 @@ class IKOptions:
 
 _COMPARED = tuple(f for f in dataclasses.fields(IKOptions) if f.compare)
 _FIELDS = frozenset(f.name for f in dataclasses.fields(IKOptions))
+#: The keyword names :class:`IKOptions` takes (what ``**options`` of the batch and map
+#: functions may hold).
+OPTION_NAMES = tuple(sorted(_FIELDS))
 DEFAULT_OPTIONS = IKOptions()
 _RESOLVED: dict[Any, IKOptions] = {}
 #: The last keyword options made only of immutable scalars, as ``((name, value), ...)``,

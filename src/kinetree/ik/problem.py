@@ -155,7 +155,15 @@ def template(
         active[j] = False  # IK writes a tied coordinate from its source
     act_idx = model.v_of_coordinates(np.nonzero(active)[0])
     if act_idx.size == 0:
-        raise InvalidValueError("no active joints: `active` selects none")
+        if model.nv == 0 or (opts.active is None and not np.any(active)):
+            raise UnsupportedError(
+                f"model {model.name!r} has no joint that IK could move (it has "
+                f"{model.nv} degrees of freedom{', all tied to others' if model.nv else ''})"
+            )
+        raise InvalidValueError(
+            f"no active joints: active={list(opts.active or [])!r} selects no joint that "
+            "moves (tied joints follow their source)"
+        )
     n, m, na = model.n_nodes, rows.shape[0], act_idx.size
     need = 8 * L.scratch_size(n, nq, nv, m, na, T)
     if need > MAX_SCRATCH_BYTES:

@@ -78,6 +78,8 @@ def solve(
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
+    if type(target) is np.ndarray and target.dtype.kind == "c":
+        raise InvalidValueError("target must be real numbers, got complex values")
     if base is not None:
         from .relative import relative_to_base
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import attach as _attach
-from ..errors import FileFormatError, UnknownNameError, UnsupportedError
+from .._validate import check_bool
+from ..errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
 from ..model import Model
 from ._files import as_path
 
@@ -96,6 +97,10 @@ def load(
     ``mujoco`` installed, and :class:`~kinetree.errors.FileFormatError` for a missing or
     malformed file.
     """
+    check_bool(floating_base, "floating_base")
+    if args is not None and not isinstance(args, Mapping):
+        raise InvalidValueError(f"args must be a mapping of xacro argument names to values, "
+                                f"got {type(args).__name__}")  # fmt: skip
     if srdf is not None:
         from .srdf import read_srdf, with_disabled_pairs
 
@@ -106,6 +111,7 @@ def load(
     from .. import models
 
     if isinstance(name_or_path, str) and name_or_path in models.available():
+        _unused(args, package_dirs, f"the built-in model {name_or_path!r}")
         built = models.get(name_or_path)
         return built.with_floating_base() if floating_base else built
     p = as_path(
@@ -114,12 +120,18 @@ def load(
         "of a .urdf, .xacro, .bvh, .xml or .mjcf file (str or os.PathLike)",
     )
     suffix = p.suffix.lower()
+    if p.is_dir():
+        raise FileFormatError(
+            f"{str(p)!r} is a folder; load needs a model file (.urdf, .xacro, .bvh, .xml or "
+            f".mjcf) or a built-in model name ({', '.join(models.available())})"
+        )
     if suffix in _FORMATS:
         if not p.exists():
             raise FileFormatError(f"file {str(p)!r} does not exist")
         if suffix == ".urdf":
             from .urdf import load_urdf
 
+            _unused(args, None, f"the URDF file {str(p)!r}")
             dirs = (
                 list(package_dirs.values()) if isinstance(package_dirs, Mapping) else package_dirs
             )
@@ -131,8 +143,13 @@ def load(
                 p, args=args, package_dirs=package_dirs,  # type: ignore[arg-type]
                 floating_base=floating_base,
             )  # fmt: skip
+        _unused(args, package_dirs, f"the BVH file {str(p)!r}")
         if floating_base:
-            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the BVH file {str(p)!r}"))
+            raise UnsupportedError(
+                f"floating_base=True is for URDF and xacro files; the BVH file {str(p)!r} "
+                "cannot take it: a BVH skeleton's root joint already moves freely (its "
+                "position channels)"
+            )
         from .bvh import read_bvh
 
         return read_bvh(p).model
@@ -150,11 +167,28 @@ def load(
                 "read as): this file has a <robot> root, so if it is URDF, load it with "
                 f"kinetree.io.load_urdf(path); {supported}"
             )
+        _unused(args, package_dirs, f"the MJCF file {str(p)!r}")
         if floating_base:
-            raise UnsupportedError(_NO_FLOATING_BASE.format(f"the MJCF file {str(p)!r}"))
+            raise UnsupportedError(
+                f"floating_base=True is for URDF and xacro files; the MJCF file {str(p)!r} "
+                "cannot take it: an MJCF body moves freely by its own <freejoint> (add one "
+                "to the file), or use load(path).with_floating_base()"
+            )
         from .mjcf import load_mjcf
 
         return load_mjcf(p)
+    if p.is_file():
+        kind = {
+            "robot": "URDF (a <robot> root): load it with kinetree.io.load_urdf(path)",
+            "mujoco": "MJCF (a <mujoco> root): load it with kinetree.io.load_mjcf(path)",
+        }
+        root = _xml_root(p) if not suffix else None
+        raise UnsupportedError(
+            f"cannot load {str(p)!r}: "
+            + (f"file type {suffix!r} is not supported" if suffix else "the file has no suffix "
+               "to tell its format" + (f"; it looks like {kind[root]}" if root in kind else ""))
+            + f"; supported files: {', '.join(_FORMATS + _MJCF)}; {supported}"
+        )  # fmt: skip
     if suffix:
         raise UnsupportedError(
             f"cannot load {str(p)!r}: file type {suffix!r} is not supported; "
@@ -167,11 +201,15 @@ def load(
     )
 
 
-_NO_FLOATING_BASE = (
-    "floating_base=True is for URDF and xacro files; {} cannot take it (an MJCF body "
-    "moves freely by its own <freejoint>, a BVH skeleton's root already does; any other "
-    "model: model.with_floating_base())"
-)
+def _unused(args: Any, package_dirs: Any, what: str) -> None:
+    """Refuse ``args`` (xacro arguments) and ``package_dirs`` where ``what`` has no use for
+    them: given, they would be ignored without a word."""
+    for name, value, use in (
+        ("args", args, "xacro arguments, for .xacro files"),
+        ("package_dirs", package_dirs, "where URDF and xacro files find their meshes"),
+    ):
+        if value is not None:
+            raise InvalidValueError(f"{name}= are {use}; {what} takes none")
 
 
 def _xml_root(path: Path) -> str | None:

@@ -27,7 +27,7 @@ import re
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array, check_positive
+from .._validate import as_array, check_model, check_positive
 from ..anim.rotations import decompose, decompose_all, pick_nearest
 from ..errors import InvalidValueError, ShapeError
 from ..model import Model
@@ -64,6 +64,7 @@ def motion_to_bvh(
     ``frame_time`` [s] between frames; ``order``: the three rotation channels'
     axes, applied in turn (intrinsic). See the module docstring for the layout.
     """
+    check_model(model)
     ft = check_positive(frame_time, "frame_time")
     if not isinstance(order, str) or sorted(order.lower()) != ["x", "y", "z"]:
         raise InvalidValueError(

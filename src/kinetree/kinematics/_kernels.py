@@ -37,10 +37,15 @@ def quat_rotation(
 ) -> tuple[float, float, float, float, float, float, float, float, float]:
     """Row-major entries of the rotation of the quaternion ``(w, x, y, z)``, normalised
     on the way (no square root: the products are divided by the squared norm). A zero
-    quaternion is the identity (as in MuJoCo); NaN stays NaN."""
+    quaternion is the identity (as in MuJoCo); NaN stays NaN. A squared norm that would
+    overflow (entries of 1e300) or underflow is taken after dividing by the largest entry."""
     n2 = w * w + x * x + y * y + z * z
-    if n2 < 1e-300:
-        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    if not 1e-300 <= n2 <= 1e300 and n2 == n2:
+        m = max(abs(w), abs(x), abs(y), abs(z))
+        if m == 0.0:
+            return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+        w, x, y, z = w / m, x / m, y / m, z / m
+        n2 = w * w + x * x + y * y + z * z
     s = 2.0 / n2
     return (
         1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y),

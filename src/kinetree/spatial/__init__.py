@@ -30,6 +30,7 @@ __all__ = [
     "quat_exp",
     "quat_log",
     "quat_mul",
+    "quat_normalize",
     "quaternion_to_matrix",
     "rot_x",
     "rot_y",
@@ -238,8 +239,9 @@ def quaternion_to_matrix(q: ArrayLike) -> np.ndarray:
     """3x3 rotation from a quaternion ``(w, x, y, z)`` (normalised first)."""
     q = as_array(q, "quaternion", (4,))
     flat = q.reshape(-1, 4)
-    if np.any(np.linalg.norm(flat, axis=-1) < 1e-12):
+    if np.any(np.max(np.abs(flat), axis=-1) == 0.0):
         raise InvalidValueError("quaternion must be non-zero (it is normalised)")
+    flat = quat_normalize(flat)
     from scipy.spatial.transform import Rotation
 
     return Rotation.from_quat(flat, scalar_first=True).as_matrix().reshape(*q.shape[:-1], 3, 3)
@@ -285,11 +287,24 @@ def quat_exp(w: ArrayLike) -> np.ndarray:
     return np.concatenate([np.cos(half), k * wa], axis=-1)
 
 
+def quat_normalize(q: ArrayLike) -> np.ndarray:
+    """Unit quaternions ``(..., 4)``: ``q / |q|``, the norm taken after dividing by the
+    largest entry (so neither entries of 1e300, whose squares overflow, nor of 1e-200
+    lose the direction); an exact zero becomes the identity ``(1, 0, 0, 0)`` (as in
+    MuJoCo), NaN stays NaN."""
+    qa = np.array(q, dtype=np.float64)
+    big = np.max(np.abs(qa), axis=-1, keepdims=True)
+    zero = big[..., 0] == 0.0
+    qa /= np.where(zero[..., None], 1.0, big)
+    qa /= np.where(zero[..., None], 1.0, np.linalg.norm(qa, axis=-1, keepdims=True))
+    qa[zero] = (1.0, 0.0, 0.0, 0.0)
+    return qa
+
+
 def quat_log(q: ArrayLike) -> np.ndarray:
     """Rotation vector ``(..., 3)`` [rad] of a quaternion (normalised first), the angle
     in [0, pi] (``q`` and ``-q`` give the same)."""
-    qa = np.asarray(q, dtype=np.float64)
-    qa = qa / np.maximum(np.linalg.norm(qa, axis=-1, keepdims=True), 1e-300)
+    qa = quat_normalize(q)
     qa = np.where(qa[..., :1] < 0.0, -qa, qa)
     v = qa[..., 1:]
     s = np.linalg.norm(v, axis=-1, keepdims=True)

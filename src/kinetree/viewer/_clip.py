@@ -12,6 +12,7 @@ drawn as a grey skeleton ``offset`` away, showing the frame at the same time.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -127,8 +128,10 @@ class ClipPlayer:
 
         @tl.frame.on_update
         def _(event: Any) -> None:
-            if event.client is not None:  # a person scrubbing, not the player itself
-                self.seek(int(event.target.value))
+            value = float(event.target.value)
+            # A person scrubbing, not the player itself; NaN or inf from the socket: no frame.
+            if event.client is not None and math.isfinite(value):
+                self.seek(int(value))
 
     def pause(self) -> None:
         """Stop advancing."""

@@ -344,7 +344,12 @@ class Viewer:
             # On viser's event loop: record and wake the solver, never block.
             if event.phase == "start":
                 self._clip.playing = False
-            self._target_T[name] = _pose(event.target.wxyz, event.target.position)
+            wxyz, position = np.asarray(event.target.wxyz), np.asarray(event.target.position)
+            if not (np.all(np.isfinite(wxyz)) and np.all(np.isfinite(position))):
+                # A page (or a script on the socket) sent NaN or inf: keep the last pose.
+                self._set_status(f"**IK:** ignored a gizmo pose with NaN or inf for {name}")
+                return
+            self._target_T[name] = _pose(wxyz, position)
             self._solver.submit(name)
 
     def _frame_name(self, frame: str | None) -> str:
@@ -587,10 +592,14 @@ class Viewer:
     def _on_slider(self, event: Any, k: int) -> None:
         if event.client is None:  # set by the viewer itself (IK, playback)
             return
+        value = float(event.target.value)
+        if not np.isfinite(value):  # NaN or inf from the socket: no configuration
+            self._set_status("**Slider:** ignored a value that is NaN or inf")
+            return
         self._clip.playing = False
         with self._lock:
             q = self._q.copy()
-            q[k] = float(event.target.value)
+            q[k] = value
             self._set_q(q, snap_targets=True)
         self._solver.touch()
 

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import FileFormatError, ShapeError
+from ..errors import FileFormatError, InvalidValueError, ShapeError
+from ..io._files import as_path
 
 __all__ = ["FORMAT", "ReachabilityMap", "load"]
 
@@ -120,8 +121,15 @@ class ReachabilityMap:
         )
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the map to a compressed ``.npz`` (folders created); returns the path."""
-        p = Path(path)
+        """Write the map to a compressed ``.npz`` (folders created); returns the path. A
+        path without ``.npz`` gets it; an existing folder is refused (the map would land
+        beside it, named after it)."""
+        p = as_path(path, "save needs the path of the .npz file (str or os.PathLike)")
+        if p.is_dir() or str(path).endswith(("/", os.sep)):
+            raise InvalidValueError(
+                f"{str(path)!r} is a folder; save needs a file name, such as "
+                f"{str(p / 'reach.npz')!r}"
+            )
         if p.suffix != ".npz":
             p = p.with_name(p.name + ".npz")
         p.parent.mkdir(parents=True, exist_ok=True)

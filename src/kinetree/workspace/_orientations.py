@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_memory
 from ..errors import InvalidValueError
 from ..spatial import quaternion_to_matrix
 
@@ -31,6 +32,8 @@ def orientation_samples(n: int) -> np.ndarray:
     """``n`` rotation matrices ``(n, 3, 3)`` spread evenly over SO(3) (super-Fibonacci)."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise InvalidValueError(f"the number of orientations must be an integer >= 1, got {n!r}")
+    # s, r, R, a, b, the quaternions and the matrices: 20 float64 per sample.
+    check_memory(int(n) * 8 * 20, f"{int(n):,} orientation samples", "ask for fewer")
     s = np.arange(int(n)) + 0.5
     r, R = np.sqrt(s / n), np.sqrt(1.0 - s / n)
     a, b = 2.0 * np.pi * s / np.sqrt(2.0), 2.0 * np.pi * s / PSI

@@ -27,9 +27,11 @@ import numpy as np
 
 from .._progress import progress as progress_bar
 from .._progress import silenced
+from .._validate import check_bool, check_keywords, check_memory
 from ..distributed._jobs import chunk_bounds, run_job, shared
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..ik import IKOptions, Position
+from ..ik.options import OPTION_NAMES
 from ..ik.problem import reach_bound
 from ..model import Model
 from ._map import ReachabilityMap
@@ -177,6 +179,8 @@ def reachability(
             ``time_budget`` (default None: unlimited, so maps repeat), ...).
     """
     t0 = time.perf_counter()
+    check_keywords(ik_options, OPTION_NAMES, "reachability")
+    check_bool(progress, "progress", none=True)
     if isinstance(resolution, bool) or not isinstance(resolution, int | float | np.floating):
         raise InvalidValueError(f"resolution must be a length in m, got {resolution!r}")
     if not (np.isfinite(resolution) and resolution > 0):
@@ -199,11 +203,14 @@ def reachability(
     if not (np.isfinite(radius) and radius > 0):
         raise InvalidValueError(f"radius must be > 0 m, got {radius!r}")
     K = int(np.ceil(radius / resolution - 1e-9))
-    if (2 * K + 1) ** 3 > 50_000_000:
-        raise InvalidValueError(
-            f"resolution {resolution:g} m over a reach of {radius:.3g} m makes "
-            f"{(2 * K + 1) ** 3:,} voxels; choose a coarser resolution"
-        )
+    # Per voxel: its centre, the grid's coordinates and distance as it is built, the
+    # index, the manipulability and the best configuration (float64 each).
+    check_memory(
+        (2 * K + 1) ** 3 * 8 * (9 + model.nq),
+        f"a map of {(2 * K + 1) ** 3:,} voxels (resolution {resolution:g} m over a reach "
+        f"of {radius:.3g} m)",
+        "choose a coarser resolution",
+    )
     origin = c - K * resolution
     steps = resolution * np.arange(-K, K + 1)
     grid = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), axis=-1)
@@ -217,6 +224,9 @@ def reachability(
     centers = (c + grid[inside]).astype(np.float64)
 
     n = max(1, len(R))
+    # One chunk holds at least one voxel's n problems: targets, seeds and results.
+    check_memory(n * 8 * (40 + 4 * model.nq), f"{n:,} orientations per voxel",
+                 "ask for fewer orientations")  # fmt: skip
     per_chunk = max(1, int(chunk_size) // n)
     bounds = chunk_bounds(len(centers), per_chunk)
     handle = shared(model)

@@ -25,6 +25,16 @@ class VelocityLimit(Limit):
     speed = True
 
     def __init__(self, max_velocity: float | ArrayLike | Mapping[str, float] | None = None):
+        given = max_velocity.values() if isinstance(max_velocity, Mapping) else [max_velocity]
+        for speed in given:
+            if speed is None and not isinstance(max_velocity, Mapping):
+                continue
+            v = as_array(speed, "max_velocity", finite=False)
+            if v.ndim > 1 or np.any(np.isnan(v)) or np.any(v <= 0.0):
+                raise InvalidValueError(
+                    "max_velocity must be None, a speed > 0 [rad/s or m/s], one per DoF, or "
+                    f"a mapping of joint names to speeds; got {max_velocity!r}"
+                )
         self.max_velocity = max_velocity
         self._cache: tuple[int, np.ndarray] | None = None
 

@@ -17,7 +17,7 @@ class DampingTask(Task):
     leans towards zero where the other tasks leave freedom."""
 
     def __init__(self, cost: ArrayLike = 1e-3) -> None:
-        self._cost = cost
+        self._cost = check_cost(cost, "cost")
         self.cost = np.zeros(0)
 
     def error(self, model: Model, q: np.ndarray) -> np.ndarray:

@@ -26,12 +26,16 @@ from ...model import Model
 __all__ = ["Task", "check_cost", "check_gain"]
 
 
-def check_cost(value: ArrayLike, name: str, size: int) -> np.ndarray:
-    """A cost: a number >= 0 or ``size`` of them, as a ``(size,)`` array."""
+def check_cost(value: ArrayLike, name: str, size: int | None = None) -> np.ndarray:
+    """A cost: a number >= 0 or ``size`` of them, as a ``(size,)`` array (``size`` None:
+    the values only, as given, when a task is made before it knows its model)."""
     c = as_array(value, name)
-    if c.ndim == 0:
+    if size is None:
+        if c.ndim > 1:
+            raise ShapeError(f"{name} must be a number or a list of numbers, got shape {c.shape}")
+    elif c.ndim == 0:
         c = np.full(size, float(c))
-    if c.shape != (size,):
+    if size is not None and c.shape != (size,):
         raise ShapeError(f"{name} must be a number or {size} numbers, got shape {c.shape}")
     if np.any(c < 0.0):
         raise InvalidValueError(f"{name} must be >= 0, got {c.tolist()}")
