@@ -61,3 +61,50 @@ def test_out_of_order_and_numbered_names_are_dropped() -> None:
     b.add_joint("j3", "left_knee_link", "left_thigh_link")
     parts = find_body_parts(b.build())
     assert parts == {}
+
+
+def _skeleton(edges: list[tuple[str, str]]) -> kinetree.Model:
+    b = ModelBuilder("skeleton", root=edges[0][0])
+    for i, (parent, child) in enumerate(edges):
+        b.add_joint(f"j{i}", parent, child)
+    return b.build()
+
+
+def test_daz_style_skeleton() -> None:
+    """cgspeed's Daz-friendly CMU release: hip, abdomen, lCollar, lShldr, lButtock, lThigh."""
+    edges = [("hip", "abdomen"), ("abdomen", "chest"), ("chest", "neck"), ("neck", "head")]
+    for s in "lr":
+        edges += [("chest", f"{s}Collar"), (f"{s}Collar", f"{s}Shldr"),
+                  (f"{s}Shldr", f"{s}ForeArm"), (f"{s}ForeArm", f"{s}Hand"),
+                  ("hip", f"{s}Buttock"), (f"{s}Buttock", f"{s}Thigh"),
+                  (f"{s}Thigh", f"{s}Shin"), (f"{s}Shin", f"{s}Foot")]  # fmt: skip
+    parts = find_body_parts(_skeleton(edges))
+    assert (parts["pelvis"], parts["spine"], parts["chest"], parts["head"]) == (
+        "hip", "abdomen", "chest", "head",
+    )  # fmt: skip
+    assert (parts["clavicle_l"], parts["shoulder_l"], parts["elbow_l"], parts["wrist_l"]) == (
+        "lCollar", "lShldr", "lForeArm", "lHand",
+    )  # fmt: skip
+    assert (parts["hip_r"], parts["knee_r"], parts["ankle_r"]) == ("rThigh", "rShin", "rFoot")
+
+
+def test_reallusion_skeleton_with_pelvis_beside_the_torso() -> None:
+    """Character Creator's CC_Base_ names: the legs hang from CC_Base_Pelvis, the torso
+    from CC_Base_Waist, both under CC_Base_Hip, which is the pelvis role."""
+    edges = [("CC_Base_Hip", "CC_Base_Pelvis"), ("CC_Base_Hip", "CC_Base_Waist"),
+             ("CC_Base_Waist", "CC_Base_Spine01"), ("CC_Base_Spine01", "CC_Base_Spine02"),
+             ("CC_Base_Spine02", "CC_Base_Head")]  # fmt: skip
+    for s in "LR":
+        edges += [("CC_Base_Spine02", f"CC_Base_{s}_Clavicle"),
+                  (f"CC_Base_{s}_Clavicle", f"CC_Base_{s}_Upperarm"),
+                  (f"CC_Base_{s}_Upperarm", f"CC_Base_{s}_Forearm"),
+                  (f"CC_Base_{s}_Forearm", f"CC_Base_{s}_Hand"),
+                  ("CC_Base_Pelvis", f"CC_Base_{s}_Thigh"),
+                  (f"CC_Base_{s}_Thigh", f"CC_Base_{s}_Calf"),
+                  (f"CC_Base_{s}_Calf", f"CC_Base_{s}_Foot")]  # fmt: skip
+    parts = find_body_parts(_skeleton(edges))
+    assert (parts["pelvis"], parts["spine"], parts["chest"]) == (
+        "CC_Base_Hip", "CC_Base_Waist", "CC_Base_Spine02",
+    )  # fmt: skip
+    assert parts["shoulder_r"] == "CC_Base_R_Upperarm"
+    assert parts["knee_l"] == "CC_Base_L_Calf"

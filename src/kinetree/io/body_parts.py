@@ -9,8 +9,9 @@ the upper arm (CMU's and Mixamo's ``LeftArm``), its ``elbow`` the one at the elb
 (``LeftForeArm``), its ``wrist`` ``LeftHand``.
 
 :func:`find_body_parts` reads them from names first (the conventions of CMU's BVH
-conversions, Mixamo, Bandai-Namco's data set, 3ds Max Biped, kinetree's humanoid and
-robot URDFs such as Unitree's G1: ``left_knee_link``), then checks each limb against
+conversions, Daz-style ``lShldr``/``lThigh``/``lShin``, Reallusion's ``CC_Base_L_Upperarm``,
+Mixamo, Bandai-Namco's data set, 3ds Max Biped, kinetree's humanoid and robot URDFs such as
+Unitree's G1: ``left_knee_link``), then checks each limb against
 the tree: a knee must lie below its hip, an ankle below its knee, and so on; a name
 that breaks the order is dropped. The centre roles come from the tree where names do
 not say: the chest is the last frame both shoulders hang from, the pelvis the last
@@ -47,7 +48,7 @@ ROLES = (*CENTRE_ROLES, *(f"{r}_{s}" for s in SIDES for r in LIMB_ROLES))
 # the axis of one of several co-located robot joints).
 _NOISE = frozenset(
     "link joint jnt bone body frame mixamorig bip bip01 bip001 def pitch roll yaw "
-    "x y z end site mesh".split()
+    "x y z end site mesh cc base".split()
 )
 _LEFT = frozenset(("left", "l", "lft"))
 _RIGHT = frozenset(("right", "r", "rgt"))
@@ -56,7 +57,7 @@ _RIGHT = frozenset(("right", "r", "rgt"))
 _LIMB_WORDS: dict[str, tuple[str, ...]] = {
     "wrist": ("wrist", "hand", "palm"),
     "elbow": ("forearm", "lowerarm", "elbow", "lowarm"),
-    "shoulder": ("upperarm", "arm", "uparm", "shoulder"),
+    "shoulder": ("upperarm", "arm", "uparm", "shldr", "shoulder"),
     "clavicle": ("clavicle", "collar", "shoulder"),
     "hip": ("upleg", "upperleg", "thigh", "hip"),
     "knee": ("lowerleg", "leg", "calf", "shin", "knee", "lowleg"),
@@ -195,10 +196,14 @@ def find_body_parts(model: Model, frames: Sequence[str] | None = None) -> dict[s
     if hips[0] is not None and hips[1] is not None:
         pelvis = tree.common(hips[0], hips[1])
     if pelvis is None or pelvis in hips:
-        pelvis = next((n for n, p in parts.items() if p in ("hips", "pelvis")), None)
+        pelvis = next((n for n, p in parts.items() if p in ("hips", "pelvis", "hip")), None)
+    chest = found.get("chest")
+    if pelvis is not None and chest is not None and not tree.below(chest, pelvis):
+        # The legs hang from a pelvis bone beside the torso (Reallusion's CC_Base_Pelvis
+        # under CC_Base_Hip): the pelvis is the last frame legs and torso share.
+        pelvis = tree.common(pelvis, chest)
     if pelvis is not None:
         found["pelvis"] = pelvis
-    chest = found.get("chest")
     if pelvis is not None and chest is not None and tree.below(chest, pelvis):
         path = [chest, *tree.ancestors(chest)]
         spine = path[path.index(pelvis) - 1]
