@@ -599,7 +599,13 @@ class Model:
     def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
         :class:`kinetree.ik.IKOptions` for every option, its default and unit.
-        ``device="cuda"`` solves the batch on the GPU (:func:`kinetree.gpu.ik`)."""
+        ``device="cuda"`` solves the batch on the GPU (:func:`kinetree.gpu.ik`);
+        ``prior="human"`` starts from and prefers a learned human pose
+        (:func:`kinetree.learn.solve_with_prior`)."""
+        if "prior" in options:
+            from .learn import solve_with_prior
+
+            return solve_with_prior(self, target, frame, **options)
         if "device" in options:
             if options["device"] != "cpu":
                 from .gpu import ik as ik_on
