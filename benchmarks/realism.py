@@ -159,55 +159,71 @@ def table(results: dict[tuple[str, str], dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def figure(path: Path, clip_path: Path, frame: int, roles: tuple[str, ...]) -> None:
-    """True pose, ``rest="neutral"`` and the prior side by side (stick figures)."""
+def figure(path: Path, clips: dict[str, Path], roles: tuple[str, ...], every: int) -> None:
+    """Per clip (a row): the captured pose, ``rest="neutral"`` and the prior side by side
+    (``method="dls"`` both), at the frame of median prior error among every ``every``-th
+    frame (a typical frame, not the best)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    clip = kinetree.read_bvh(clip_path)
-    m = clip.model
-    q_true = clip.q[frame]
-    tg = targets_of(m, q_true, roles)
-    poses = {
-        "captured pose": q_true,
-        'rest="neutral" (dls)': m.ik(tg, method="dls", rest="neutral").q,
-        'prior="human" (dls)': m.ik(tg, prior="human", method="dls").q,
-    }
-    layout = layout_of(m)
-    bones: list[tuple[str, str]] = []
-    for name in m.frame_names:
-        k = m.frame_index(name)
-        parent = m.ancestors(k)
-        for a in parent[:-1][::-1]:
-            if m.node_names[int(a)] in m.frame_names:
-                bones.append((name, m.node_names[int(a)]))
-                break
-    up = layout.up_world
-    fig = plt.figure(figsize=(12, 5))
-    for i, (title, q) in enumerate(poses.items()):
-        ax = fig.add_subplot(1, 3, i + 1, projection="3d")
-        T = m.fk_all(q)
-        P = T[:, :3, 3]
+    fig = plt.figure(figsize=(11, 3.6 * len(clips)))
+    for row, (name, clip_path) in enumerate(clips.items()):
+        clip = kinetree.read_bvh(clip_path)
+        m = clip.model
+        layout = layout_of(m)
+        frames = np.arange(0, clip.n_frames, every)
+        solved = {}
+        for k in frames:
+            tg = targets_of(m, clip.q[k], roles)
+            solved[k] = (tg, m.ik(tg, prior="human", method="dls").q)
+        errors = [joint_error(m, solved[k][1], clip.q[k]) for k in frames]
+        k = int(frames[np.argsort(errors)[len(errors) // 2]])
+        tg, q_prior = solved[k]
+        q_neutral = m.ik(tg, method="dls", rest="neutral").q
+        poses = {
+            "captured": clip.q[k],
+            'rest="neutral"': q_neutral,
+            'prior="human"': q_prior,
+        }
         index = {n: j for j, n in enumerate(m.frame_names)}
-        for a, b in bones:
-            pa, pb = P[index[a]], P[index[b]]
-            ax.plot(*_swap_up(np.stack([pa, pb]), up).T, color="0.3", lw=1.5)
-        for frame in tg:
-            p = _swap_up(P[index[frame]][None], up)[0]
-            ax.scatter(*p, color="tab:red", s=25)
-        ax.set_title(title)
-        c = _swap_up(P[index[layout.parts["pelvis"]]][None], up)[0]
-        r = 0.6 * layout.height
-        ax.set_xlim(c[0] - r, c[0] + r)
-        ax.set_ylim(c[1] - r, c[1] + r)
-        ax.set_zlim(c[2] - r, c[2] + r)
-        ax.set_axis_off()
-        ax.view_init(elev=10, azim=-60)
-    fig.suptitle(f"{clip_path.stem}, frame {frame}: red dots are the targets")
+        bones = _bones(m)
+        for col, (title, q) in enumerate(poses.items()):
+            ax = fig.add_subplot(len(clips), 3, 3 * row + col + 1, projection="3d")
+            P = _swap_up(m.fk_all(q)[:, :3, 3], layout.up_world)
+            for a, b in bones:
+                ax.plot(*P[[index[a], index[b]]].T, color="0.25", lw=1.6)
+            for target_frame in tg:
+                ax.scatter(*P[index[target_frame]], color="tab:red", s=22)
+            err = joint_error(m, q, clip.q[k])
+            label = f"{name}, frame {k}\n{title}" if col == 0 else f"\n{title}: {err:.1f} %"
+            ax.set_title(label, fontsize=9)
+            c = P[index[layout.parts["pelvis"]]]
+            r = 0.55 * layout.height
+            ax.set_xlim(c[0] - r, c[0] + r)
+            ax.set_ylim(c[1] - r, c[1] + r)
+            ax.set_zlim(c[2] - r, c[2] + r)
+            ax.set_axis_off()
+            ax.view_init(elev=8, azim=-70)
+    fig.suptitle(
+        "Targets (red): pelvis pose, head and hands; per-joint error in % of height", y=0.995
+    )
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=80)
+
+
+def _bones(m: kinetree.Model) -> list[tuple[str, str]]:
+    """(frame, its nearest visible ancestor) for every frame but the world root."""
+    visible = set(m.frame_names[1:])
+    out = []
+    for name in m.frame_names[1:]:
+        for a in m.ancestors(m.frame_index(name))[:-1][::-1]:
+            parent = m.node_names[int(a)]
+            if parent in visible:
+                out.append((name, parent))
+                break
+    return out
 
 
 def _swap_up(p: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -248,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.write is not None:
         _replace(args.write, text)
     if args.figure is not None:
-        figure(args.figure, CLIPS["CMU 05_04 dance"], 300, SETTINGS["four-point"])
+        shown = {k: CLIPS[k] for k in ("CMU 05_04 dance", "CMU 12_01 walk")}
+        shown |= {p.stem: p for p in clips.values() if p.parent == args.extra}
+        figure(args.figure, shown, SETTINGS["four-point"], args.every)
     return 0
 
 

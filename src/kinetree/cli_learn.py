@@ -55,6 +55,8 @@ def prior_cmd(
         str, typer.Option(help="Hidden layer widths, comma-separated.")
     ] = "256,256,256",
     seed: Annotated[int, typer.Option(help="Same clips and seed, same weights.")] = 0,
+    noise: Annotated[float, typer.Option(help="Input noise [body heights].")] = 0.0,
+    weight_decay: Annotated[float, typer.Option(help="AdamW weight decay.")] = 0.0,
     name: Annotated[str, typer.Option(help="The prior's name in its metadata.")] = "prior",
 ) -> None:
     """Train a pose prior on BVH clips (a progress bar on stderr) and save it."""
@@ -65,7 +67,14 @@ def prior_cmd(
     except ValueError:
         raise InvalidValueError(f"--hidden {hidden!r}: comma-separated integers") from None
     prior = train_pose_prior(
-        _clips(sources), every=every, epochs=epochs, hidden=widths, seed=seed, name=name
+        _clips(sources),
+        every=every,
+        epochs=epochs,
+        hidden=widths,
+        seed=seed,
+        noise=noise,
+        weight_decay=weight_decay,
+        name=name,
     )
     path = prior.save(output)
     typer.echo(f"{path}: {prior.meta['frames']} frames of {len(prior.meta['clips'])} clips, "

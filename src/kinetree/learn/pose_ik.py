@@ -12,6 +12,8 @@ Three steps, each a public call:
 3. **Solve**: the ordinary ``model.ik`` of the caller's targets and options from the fit
    (``q0``), with the fit as ``rest``: the targets are met by the normal solver, to its
    tolerance, within the joint limits, and the prior's pose lives in the null space.
+   Should the pull keep a target from being met, the same solve runs again without it
+   (from the fit still), and its result is taken if it meets them.
 
 The prior never decides success: the result is the final solve's, judged on FK.
 """
@@ -34,7 +36,7 @@ from .prior import PosePrior, layout_of, load_prior
 __all__ = ["FIT_DAMPING", "FIT_ITERATIONS", "fit_pose", "solve_with_prior"]
 
 #: Iterations of the fit (step 2), and its DLS damping per squared body height.
-FIT_ITERATIONS = 20
+FIT_ITERATIONS = 40
 FIT_DAMPING = 0.1
 
 
@@ -143,4 +145,9 @@ def solve_with_prior(
     layout_of(model)  # the body-part check, before any solve
     q_fit = fit_pose(model, pp, targets, options.pop("q0", None))
     result = model.ik(targets, q0=q_fit, rest=q_fit, **options)
+    if not np.all(result.success):
+        # The rest pull must never cost the targets: from the same start without it.
+        plain = model.ik(targets, q0=q_fit, **options)
+        if np.all(plain.success):
+            result = plain
     return dataclasses.replace(result, elapsed=time.perf_counter() - t0)

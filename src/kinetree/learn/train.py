@@ -80,6 +80,8 @@ def train_pose_prior(
     batch_size: int = 256,
     lr: float = 1e-3,
     seed: int = 0,
+    noise: float = 0.0,
+    weight_decay: float = 0.0,
     name: str = "prior",
     progress_bar: bool | None = None,
 ) -> PosePrior:
@@ -93,6 +95,9 @@ def train_pose_prior(
         batch_size: frames per Adam step.
         lr: Adam's learning rate (cosine-annealed to zero).
         seed: the same clips, options and seed give the same weights.
+        noise: standard deviation of Gaussian noise added to the given input positions
+            in each batch [body heights] (0: none).
+        weight_decay: AdamW's decoupled weight decay (0: plain Adam).
         name: stored in the prior's metadata.
         progress_bar: a bar on stderr (None: on a terminal).
 
@@ -109,6 +114,9 @@ def train_pose_prior(
             raise InvalidValueError(f"{what} must be a positive integer, got {v!r}")
     if not (isinstance(lr, (int, float)) and 0 < lr < 1):
         raise InvalidValueError(f"lr must be in (0, 1), got {lr!r}")
+    for what, f in (("noise", noise), ("weight_decay", weight_decay)):
+        if not (isinstance(f, (int, float)) and 0 <= f < 1):
+            raise InvalidValueError(f"{what} must be in [0, 1), got {f!r}")
     t0 = time.perf_counter()
     parts = [clip_frames(c, every) for c in sources]
     x = np.concatenate([p[0] for p in parts])
@@ -120,17 +128,16 @@ def train_pose_prior(
         np.concatenate([y, ym]),
         np.concatenate([valid, vm]),
     )
-    mlp, loss = _fit(torch, x, y, valid, hidden, epochs, batch_size, lr, seed, progress_bar)
+    opts = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "seed": seed}
+    opts |= {"noise": noise, "weight_decay": weight_decay}
+    mlp, loss = _fit(torch, x, y, valid, hidden, opts, progress_bar)
     meta = {
         "name": name,
         "clips": [_label(c) for c in sources],
         "frames": int(len(x) // 2),
         "every": every,
         "hidden": list(hidden),
-        "epochs": epochs,
-        "batch_size": batch_size,
-        "lr": lr,
-        "seed": seed,
+        **opts,
         "final_loss": loss,
         "train_seconds": round(time.perf_counter() - t0, 1),
         "torch": str(torch.__version__),
@@ -148,12 +155,10 @@ def _fit(
     y: np.ndarray,
     valid: np.ndarray,
     hidden: Sequence[int],
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    seed: int,
+    opts: dict[str, Any],
     show: bool | None,
 ) -> tuple[MLP, float]:
+    epochs, batch_size, seed = opts["epochs"], opts["batch_size"], opts["seed"]
     in_std = x.std(axis=0)
     in_std[3 * len(INPUT_ROLES) + 3 :] = 1.0  # presence flags stay 0/1
     in_std = np.where(in_std > 1e-8, in_std, 1.0)
@@ -179,7 +184,8 @@ def _fit(
         mt = torch.tensor(mask3, dtype=torch.float32)
         n = len(xt)
         steps = epochs * ((n + batch_size - 1) // batch_size)
-        opt = torch.optim.Adam(net.parameters(), lr=lr)
+        opt = torch.optim.AdamW(net.parameters(), lr=opts["lr"], weight_decay=opts["weight_decay"])
+        noise = opts["noise"] / torch.tensor(in_std[: 3 * len(INPUT_ROLES)], dtype=torch.float32)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
         loss_v = float("nan")
         with progress(epochs, "learn", show=show) as tick:
@@ -188,7 +194,12 @@ def _fit(
                 total, count = 0.0, 0
                 for start in range(0, n, batch_size):
                     idx = order[start : start + batch_size]
-                    xb = _hide(xt[idx], gen, torch)
+                    xb = xt[idx]
+                    if opts["noise"] > 0:
+                        k = 3 * len(INPUT_ROLES)
+                        jitter = torch.randn(len(idx), k, generator=gen) * noise
+                        xb = torch.cat([xb[:, :k] + jitter, xb[:, k:]], dim=1)
+                    xb = _hide(xb, gen, torch)
                     err = (net(xb) - yt[idx]) ** 2 * mt[idx]
                     loss = err.sum() / mt[idx].sum()
                     opt.zero_grad()
