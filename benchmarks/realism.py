@@ -98,8 +98,10 @@ def run(
     for setting, roles in SETTINGS.items():
         for label, opts in solvers.items():
             ok, err, exact, n, seconds = 0, [], 0, 0, 0.0
+            by_skeleton: dict[str, list[float]] = {}
             for clip in loaded.values():
                 m = clip.model
+                family = by_skeleton.setdefault(_skeleton(m), [])
                 m.ik(targets_of(m, clip.q[0], roles), **opts)  # compile, load the prior
                 for q_true in clip.q[::every]:
                     tg = targets_of(m, q_true, roles)
@@ -110,6 +112,7 @@ def run(
                     ok += bool(r.success)
                     exact += _meets(m, r.q, tg)
                     err.append(joint_error(m, r.q, q_true))
+                    family.append(err[-1])
                 print(f"  {setting:10s} {label:40s} {n} frames", file=sys.stderr)
             out[(setting, label)] = {
                 "solved": 100.0 * ok / n,
@@ -117,8 +120,14 @@ def run(
                 "error": float(np.mean(err)),
                 "fps": n / seconds,
                 "n": n,
-            }
+            } | {f"error {k}": float(np.mean(v)) for k, v in by_skeleton.items()}
     return out
+
+
+def _skeleton(model: kinetree.Model) -> str:
+    """A skeleton family's label: its pelvis and left shoulder joint names."""
+    parts = layout_of(model).parts
+    return f"{parts['pelvis']}/{parts.get('shoulder_l', '?')}"
 
 
 def _usable(model: kinetree.Model) -> bool:
@@ -144,16 +153,20 @@ def table(results: dict[tuple[str, str], dict[str, float]]) -> str:
     for setting in SETTINGS:
         rows = [(lab, v) for (s, lab), v in results.items() if s == setting]
         n = rows[0][1]["n"]
+        families = [k for k in rows[0][1] if k.startswith("error ")]
+        head = "".join(f" {k[6:]} skeleton |" for k in families)
         lines += [
             f"**{setting}** ({int(n)} frames)",
             "",
-            "| solver | solved | targets met (FK) | per-joint error, % of height | frames/s |",
-            "|---|---|---|---|---|",
+            "| solver | solved | targets met (FK) | per-joint error, % of height |"
+            f"{head} frames/s |",
+            "|---|---|---|---|" + "---|" * len(families) + "---|",
         ]
         for lab, v in rows:
+            cells = "".join(f" {v[k]:.2f} |" for k in families)
             lines.append(
-                f"| {lab} | {v['solved']:.1f} % | {v['exact']:.1f} % | {v['error']:.2f} | "
-                f"{v['fps']:.0f} |"
+                f"| {lab} | {v['solved']:.1f} % | {v['exact']:.1f} % | {v['error']:.2f} |"
+                f"{cells} {v['fps']:.0f} |"
             )
         lines.append("")
     return "\n".join(lines)
