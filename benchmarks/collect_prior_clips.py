@@ -3,7 +3,7 @@ Daz-style clip, from git copies of their public repositories (nothing is committ
 
     python benchmarks/collect_prior_clips.py MIRRORS out/prior_data
     kinetree learn prior out/prior_data/train -o human.npz --every 2 --epochs 60 \
-        --seed 0 --name human                 # the shipped src/kinetree/learn/data/human.npz
+        --seed 0 --noise 0.01 --weight-decay 0.0001 --name human   # the shipped human.npz
     python benchmarks/realism.py --extra out/prior_data/eval
 
 ``MIRRORS`` holds one git directory per repository at ``MIRRORS/<owner>+<name>/repo``
