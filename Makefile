@@ -11,6 +11,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0  # CPU wheel first: kinetree[learn] trains with it, tests check its inference
 	$(BIN)/pip install -q -e ".[dev]"
 	$(BIN)/kinetree warmup  # compile the kernels once, so no first call waits
 	touch $(STAMP)
@@ -28,6 +29,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/realism.py  # sparse full-body IK on held-out mocap, with and without the prior
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 	$(MAKE) bench-collision bench-diffik
 	$(MAKE) bench-learned bench-wholebody

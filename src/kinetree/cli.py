@@ -1013,6 +1013,7 @@ def bvh_retarget_cmd(
 
 
 # Commands kept in their own modules register themselves on ``app``.
+from . import cli_learn as _cli_learn  # noqa: E402, F401
 from . import cli_reach as _cli_reach  # noqa: E402, F401
 from . import cli_retarget as _cli_retarget  # noqa: E402, F401
 

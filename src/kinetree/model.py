@@ -643,7 +643,12 @@ class Model:
         :class:`kinetree.ik.IKOptions` for every option, its default and unit.
         ``base="base_link"`` takes the targets in that frame and moves the chain from it
         (:mod:`kinetree.ik.relative`). ``device="cuda"`` solves the batch on the GPU
-        (:func:`kinetree.gpu.ik`)."""
+        (:func:`kinetree.gpu.ik`); ``prior="human"`` starts from and prefers a learned
+        human pose (:func:`kinetree.learn.solve_with_prior`)."""
+        if "prior" in options:
+            from .learn import solve_with_prior
+
+            return solve_with_prior(self, target, frame, **options)
         if "device" in options:
             if options["device"] != "cpu":
                 if options.get("base") is not None:
