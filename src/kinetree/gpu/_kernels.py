@@ -19,12 +19,18 @@ Every kernel is made on first use per (method, sizes) and kept for the process.
 from __future__ import annotations
 
 import functools
+import hashlib
 from typing import Any
 
+import numpy as np
+
+from .._compile import kernel_digest
 from ..ik import _loop, _steps
+from ..ik import layout as L
 from ..ik.layout import R_ITERATIONS, R_REACHABLE, R_RESTARTS, R_STATUS, ST_OK, carve, read_config
 from ..ik.layout import unpack as unpack_buffers
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
+from ..kinematics.layout import F_SIZE
 from ._translate import device, kernel
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
@@ -33,6 +39,9 @@ __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 # functions when a kernel is made; these placeholders only name them.
 N_NODES = 1
 SCRATCH = 1
+NQ = NV = NA = N_ROWS = N_TARGETS = SRC_ROWS = SRC_COLS = 1
+IBUF = np.zeros(0, dtype=np.int64)
+FDATA = np.zeros((0, 0))
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -71,28 +80,43 @@ def _jacobian_source(
         b += stride
 
 
-def _ik_source(
-    ibuf: Any, fbuf: Any, targets: Any, q0: Any, seed: int, out: Any, hist_q: Any,
-    hist_e: Any, counter: Any,
-) -> None:  # fmt: skip
-    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(ibuf, fbuf)
-    T = tgt_i.shape[0]
-    cf = read_config(cfg, icfg, T)
-    nq = q0.shape[1]
-    nv = cf.dof_node.shape[0]
+def _ik_source(fbuf: Any, targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
+    # The int buffer and the model's floats are this kernel's constants (IBUF, FDATA):
+    # every size, node list, joint type, axis and integer option folds into the code.
+    # Only the float settings (cfg: tolerances, limits, rest pose) are read at run time.
+    _, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(IBUF, fbuf)
+    fdata = FDATA
+    cf = read_config(cfg, icfg, N_TARGETS)
     ws = cuda.local.array(SCRATCH, float64)
-    w = carve(ws, fdata.shape[0], nq, nv, rows.shape[0], cf.na, T)
+    w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
+    # This thread's problem in arrays of constant shape (the kernel arguments' shapes are
+    # only known at run time): a raw 4x4 pose or the encoded target rows, and q0.
+    src = cuda.local.array((SRC_ROWS, SRC_COLS), float64)
+    qs = cuda.local.array(NQ, float64)
     clock = cuda.local.array(2, int64)
     rng = cuda.local.array(1, uint64)
     shared = q0.shape[0] == 1
     B = out.shape[0]
     b = cuda.atomic.add(counter, 0, 1)
     while b < B:
-        qb = q0[0] if shared else q0[b]
-        # no collision block on the GPU (COLLISION_ON is False): 0 stands for it
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, targets[b], qb, seed + b,  # type: ignore[arg-type]
-                  out[b], hist_q, hist_e, clock, rng)  # fmt: skip
+        r = 0 if shared else b
+        for k in range(NQ):
+            qs[k] = q0[r, k]
+        tb = targets[b]
+        for i in range(SRC_ROWS):
+            for j in range(SRC_COLS):
+                src[i, j] = tb[i, j]
+        # no collision block (COLLISION_ON is False) and no history (record is bound to
+        # a no-op): 0 stands for their arrays
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
+                  out[b], 0, 0, clock, rng)  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
+
+
+def _no_record(w: Any, hist_q: Any, hist_e: Any, row: int) -> int:
+    """``_loop.record`` on the GPU, which keeps no history (``record=True`` stays on the
+    CPU): the next free row stays 0, as on the CPU without a history."""
+    return row
 
 
 def _split_source(
@@ -147,11 +171,42 @@ def jacobian_kernel(n_nodes: int) -> Any:
 GPU_METHODS = ("auto", "dls", "transpose", "ccd")
 
 
-@functools.cache
-def ik_kernel(method: str, scratch: int) -> Any:
+#: Specialised IK kernels made in this process, by :func:`ik_key`.
+_IK_KERNELS: dict[str, Any] = {}
+
+
+def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, int]) -> str:
+    """What an IK kernel is specialised to: the method, the template's int buffer (the
+    model's structure, the targets' layout, the integer options), the model's floats
+    (``fdata``: origins, axes), the shape of one problem's targets, and the digest of
+    every kernel source (as the CPU drivers' names carry it)."""
+    n = int(ibuf[L.H_NODES])
+    h = hashlib.sha1(method.encode())
+    h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(fbuf[: F_SIZE * n], dtype=np.float64).tobytes())
+    h.update(repr(tuple(src_shape)).encode())
+    h.update(kernel_digest().encode())
+    return h.hexdigest()[:20]
+
+
+def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, int]) -> Any:
     """The persistent-thread IK kernel of ``method`` (``dls``, ``transpose``, ``ccd``)
-    with ``scratch`` floats of local memory per thread: ``(ibuf, fbuf, targets, q0,
-    seed, out, hist_q, hist_e, counter)``."""
+    specialised to one template (:func:`ik_key`): ``(fbuf, targets, q0, seed, out,
+    counter)``, ``targets`` of shape ``(B, *src_shape)``. Made once per key and process."""
+    key = ik_key(method, ibuf, fbuf, src_shape)
+    hit = _IK_KERNELS.get(key)
+    if hit is not None:
+        return hit
+    fdata, _, _, tgt_i, rows, cfg, icfg = unpack_buffers.py_func(ibuf, fbuf)
+    T = tgt_i.shape[0]
+    cf = read_config.py_func(cfg, icfg, T)
+    n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
+    sizes = {
+        "N_NODES": n, "NQ": nq, "NV": nv, "NA": int(cf.na), "N_ROWS": m, "N_TARGETS": T,
+        "SCRATCH": L.scratch_size(n, nq, nv, m, int(cf.na), T),
+        "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1]),
+    }  # fmt: skip
+    consts = {"IBUF": np.array(ibuf, dtype=np.int64), "FDATA": np.array(fdata, dtype=np.float64)}
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
@@ -159,9 +214,13 @@ def ik_kernel(method: str, scratch: int) -> Any:
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
                         apply_rule=device(rule))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False, COLLISION_ON=False)  # fmt: skip
-    return kernel(_ik_source, f"kinetree_ik_{method}_{scratch}", SCRATCH=scratch,
-                  solve_one=one, **_cuda_names())  # fmt: skip
+                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
+    out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", solve_one=one, **sizes, **consts,
+                 **_cuda_names())  # fmt: skip
+    if len(_IK_KERNELS) >= 64:
+        _IK_KERNELS.clear()
+    _IK_KERNELS[key] = out
+    return out
 
 
 @functools.cache

@@ -36,9 +36,7 @@ IK_THREADS = 64
 FK_THREADS = 128
 
 _MODEL_ON_DEVICE: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_TEMPLATE_ON_DEVICE: weakref.WeakKeyDictionary[Template, tuple[Any, Any]] = (
-    weakref.WeakKeyDictionary()
-)
+_TEMPLATE_ON_DEVICE: weakref.WeakKeyDictionary[Template, Any] = weakref.WeakKeyDictionary()
 
 
 def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
@@ -154,10 +152,11 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
     return opts
 
 
-def _template_buffers(cuda: Any, tpl: Template) -> tuple[Any, Any]:
+def _template_floats(cuda: Any, tpl: Template) -> Any:
+    """The template's float buffer on the GPU (its int buffer is compiled into the kernel)."""
     hit = _TEMPLATE_ON_DEVICE.get(tpl)
     if hit is None:
-        hit = _TEMPLATE_ON_DEVICE[tpl] = (cuda.to_device(tpl.ibuf), cuda.to_device(tpl.fbuf))
+        hit = _TEMPLATE_ON_DEVICE[tpl] = cuda.to_device(tpl.fbuf)
     return hit
 
 
@@ -290,17 +289,12 @@ def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) ->
     B = targets.shape[0]
     if Q0.shape[0] not in (1, B):
         raise ShapeError(f"q0 has {Q0.shape[0]} rows for {B} targets")
-    scratch = L.scratch_size(model.n_nodes, nq, model.nv, tpl.rows.shape[0],
-                             tpl.active_idx.shape[0], T)  # fmt: skip
-    kern = K.ik_kernel(opts.kernel_method, scratch)
-    ibuf, fbuf = _template_buffers(cuda, tpl)
+    kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
+    fbuf = _template_floats(cuda, tpl)
     out = cuda.device_array((B, L.result_size(nq, T)))
-    hist_q = cuda.device_array((0, nq))
-    hist_e = cuda.device_array((0, 2))
     counter = cuda.to_device(np.zeros(1, dtype=np.int64))
     blocks, threads = _grid(cuda, B, IK_THREADS, 16)
-    kern[blocks, threads](ibuf, fbuf, targets, Q0, opts.draw_seed(), out, hist_q, hist_e,
-                          counter)  # fmt: skip
+    kern[blocks, threads](fbuf, targets, Q0, opts.draw_seed(), out, counter)
     return out
 
 
