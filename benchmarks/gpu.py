@@ -279,7 +279,9 @@ def _ptxas_report(ptxas: str, name: str, ptx: str) -> dict[str, Any]:
     return entry
 
 
-def compile_only(methods: tuple[str, ...] = ("dls",), ptx_dir: Path | None = None) -> dict[str, Any]:
+def compile_only(
+    methods: tuple[str, ...] = ("dls",), ptx_dir: Path | None = None
+) -> dict[str, Any]:
     """Compile the kernels to PTX for sm_90 without a GPU (numba-cuda with NVVM) and,
     where ptxas is found, report registers, stack and spills per thread. The IK kernel
     is the one ``Model.ik(poses, device="cuda")`` makes for the Panda's 6D pose batch
@@ -308,7 +310,7 @@ def compile_only(methods: tuple[str, ...] = ("dls",), ptx_dir: Path | None = Non
         opts = resolve({"method": method})
         tpl = _pose_template(panda, None, opts)
         kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, (4, 4))
-        sigs[f"ik_{method}"] = (kern, (A1, A3, A2, int64, A2, I1))
+        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1))
     ptxas = _ptxas()
     report: dict[str, Any] = {"ptxas_path": ptxas}
     for name, (kern, sig) in sigs.items():
@@ -365,7 +367,7 @@ def main() -> None:
     ap.add_argument("--no-pk", action="store_true", help="skip pytorch_kinematics")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
-    ap.add_argument("--methods", default="dls", help="IK kernels of --compile-only (dls,transpose,ccd)")
+    ap.add_argument("--methods", default="dls", help="IK kernels to compile: dls,transpose,ccd")
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     a = ap.parse_args()

@@ -30,7 +30,6 @@ from ..ik import layout as L
 from ..ik.layout import R_ITERATIONS, R_REACHABLE, R_RESTARTS, R_STATUS, ST_OK, carve, read_config
 from ..ik.layout import unpack as unpack_buffers
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
-from ..kinematics.layout import F_SIZE
 from ._translate import device, kernel
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
@@ -41,7 +40,7 @@ N_NODES = 1
 SCRATCH = 1
 NQ = NV = NA = N_ROWS = N_TARGETS = SRC_ROWS = SRC_COLS = 1
 IBUF = np.zeros(0, dtype=np.int64)
-FDATA = np.zeros((0, 0))
+FBUF = np.zeros(0)
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -80,12 +79,10 @@ def _jacobian_source(
         b += stride
 
 
-def _ik_source(fbuf: Any, targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
-    # The int buffer and the model's floats are this kernel's constants (IBUF, FDATA):
-    # every size, node list, joint type, axis and integer option folds into the code.
-    # Only the float settings (cfg: tolerances, limits, rest pose) are read at run time.
-    _, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(IBUF, fbuf)
-    fdata = FDATA
+def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
+    # The template's two buffers are this kernel's constants (IBUF, FBUF): every size,
+    # node list, joint type, axis, limit and option folds into the code (see ik_kernel).
+    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(IBUF, FBUF)
     cf = read_config(cfg, icfg, N_TARGETS)
     ws = cuda.local.array(SCRATCH, float64)
     w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
@@ -109,7 +106,7 @@ def _ik_source(fbuf: Any, targets: Any, q0: Any, seed: int, out: Any, counter: A
         # no collision block (COLLISION_ON is False) and no history (record is bound to
         # a no-op): 0 stands for their arrays
         solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
-                  out[b], 0, 0, clock, rng)  # fmt: skip
+                  out[b], 0, 0, clock, rng)  # type: ignore[arg-type]  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
 
 
@@ -175,38 +172,40 @@ GPU_METHODS = ("auto", "dls", "transpose", "ccd")
 _IK_KERNELS: dict[str, Any] = {}
 
 
-def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, int]) -> str:
-    """What an IK kernel is specialised to: the method, the template's int buffer (the
-    model's structure, the targets' layout, the integer options), the model's floats
-    (``fdata``: origins, axes), the shape of one problem's targets, and the digest of
-    every kernel source (as the CPU drivers' names carry it)."""
-    n = int(ibuf[L.H_NODES])
+def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> str:
+    """What an IK kernel is specialised to: the method, the template's two buffers (the
+    model, the targets' layout, the options), the shape of one problem's targets, and the
+    digest of every kernel source (as the CPU drivers' names carry it)."""
     h = hashlib.sha1(method.encode())
     h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
-    h.update(np.ascontiguousarray(fbuf[: F_SIZE * n], dtype=np.float64).tobytes())
-    h.update(repr(tuple(src_shape)).encode())
+    h.update(np.ascontiguousarray(fbuf, dtype=np.float64).tobytes())
+    h.update(repr(tuple(int(s) for s in src_shape)).encode())
     h.update(kernel_digest().encode())
     return h.hexdigest()[:20]
 
 
-def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, int]) -> Any:
+def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> Any:
     """The persistent-thread IK kernel of ``method`` (``dls``, ``transpose``, ``ccd``)
-    specialised to one template (:func:`ik_key`): ``(fbuf, targets, q0, seed, out,
-    counter)``, ``targets`` of shape ``(B, *src_shape)``. Made once per key and process."""
+    for one template (:func:`kinetree.ik.layout.pack`'s ``ibuf``, ``fbuf``) and targets
+    of shape ``(B, *src_shape)``: ``(targets, q0 (1 or B, nq), seed, out, counter)``.
+
+    The buffers are compiled in as constants: every size, node list, joint type, axis,
+    limit and option is known to the compiler, which unrolls the loops over them and
+    prunes what the template does not use (measured in docs/gpu.md: 255 registers with
+    1.3 KB of spills before, 240 and none with it). A template with other options is
+    another kernel. Made once per :func:`ik_key` and process."""
     key = ik_key(method, ibuf, fbuf, src_shape)
     hit = _IK_KERNELS.get(key)
     if hit is not None:
         return hit
     fdata, _, _, tgt_i, rows, cfg, icfg = unpack_buffers.py_func(ibuf, fbuf)
     T = tgt_i.shape[0]
-    cf = read_config.py_func(cfg, icfg, T)
+    na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    sizes = {
-        "N_NODES": n, "NQ": nq, "NV": nv, "NA": int(cf.na), "N_ROWS": m, "N_TARGETS": T,
-        "SCRATCH": L.scratch_size(n, nq, nv, m, int(cf.na), T),
-        "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1]),
-    }  # fmt: skip
-    consts = {"IBUF": np.array(ibuf, dtype=np.int64), "FDATA": np.array(fdata, dtype=np.float64)}
+    sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
+             "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
+             "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
+    consts = {"IBUF": np.array(ibuf, dtype=np.int64), "FBUF": np.array(fbuf, dtype=np.float64)}
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:

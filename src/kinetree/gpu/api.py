@@ -36,7 +36,6 @@ IK_THREADS = 64
 FK_THREADS = 128
 
 _MODEL_ON_DEVICE: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_TEMPLATE_ON_DEVICE: weakref.WeakKeyDictionary[Template, Any] = weakref.WeakKeyDictionary()
 
 
 def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
@@ -150,14 +149,6 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
     if opts.pin:
         raise UnsupportedError("pin= is for single solves: use the CPU, or add Pose targets")
     return opts
-
-
-def _template_floats(cuda: Any, tpl: Template) -> Any:
-    """The template's float buffer on the GPU (its int buffer is compiled into the kernel)."""
-    hit = _TEMPLATE_ON_DEVICE.get(tpl)
-    if hit is None:
-        hit = _TEMPLATE_ON_DEVICE[tpl] = cuda.to_device(tpl.fbuf)
-    return hit
 
 
 _POSE_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
@@ -290,11 +281,10 @@ def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) ->
     if Q0.shape[0] not in (1, B):
         raise ShapeError(f"q0 has {Q0.shape[0]} rows for {B} targets")
     kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
-    fbuf = _template_floats(cuda, tpl)
     out = cuda.device_array((B, L.result_size(nq, T)))
     counter = cuda.to_device(np.zeros(1, dtype=np.int64))
     blocks, threads = _grid(cuda, B, IK_THREADS, 16)
-    kern[blocks, threads](fbuf, targets, Q0, opts.draw_seed(), out, counter)
+    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter)
     return out
 
 
