@@ -188,3 +188,25 @@ def test_without_cuda_the_error_says_what_is_missing():
         assert out.startswith("ERROR"), run.stdout + run.stderr
         assert expect in out
     assert issubclass(KinetreeError, Exception)
+
+
+def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, panda):
+    """The IK kernel is compiled with the template's buffers as constants (sizes, joint
+    types, axes, options): it returns the CPU driver's results bit for bit, and options
+    that change the template (a tolerance) make another kernel, not a stale answer."""
+    from kinetree.gpu import _kernels as K
+
+    T = panda.fk(panda.random_configuration(3, rng=31))
+    T[2, :3, 3] += 0.05  # off the sampled pose: more iterations, maybe a restart
+    opts = {"restarts": 2, "time_budget": None, "seed": 5}
+    made = set(K._IK_KERNELS)
+    for tol in (1e-6, 1e-3):
+        cpu = panda.ik(T, tol=tol, **opts)
+        gpu = panda.ik(T, device="cuda", tol=tol, **opts)
+        for name in ("q", "position_error", "orientation_error", "iterations", "restarts",
+                     "success", "reachable"):  # fmt: skip
+            np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
+        assert cpu.success.all()
+        reached = panda.fk(gpu.q)
+        assert np.abs(reached[:, :3, 3] - T[:, :3, 3]).max() <= tol
+    assert len(set(K._IK_KERNELS) - made) == 2

@@ -27,21 +27,34 @@ import numpy as np
 from .._compile import kernel_digest
 from ..ik import _loop, _steps
 from ..ik import layout as L
-from ..ik.layout import R_ITERATIONS, R_REACHABLE, R_RESTARTS, R_STATUS, ST_OK, carve, read_config
+from ..ik._tasks import assemble
+from ..ik.layout import (
+    R_ITERATIONS,
+    R_REACHABLE,
+    R_RESTARTS,
+    R_STATUS,
+    ST_OK,
+    Work,
+    carve,
+    read_config,
+)
 from ..ik.layout import unpack as unpack_buffers
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
 from ._translate import device, kernel
+from ._translate import fence as fence_fn
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 
 # Bound per kernel (compile-time constants of the local arrays) and replaced by device
 # functions when a kernel is made; these placeholders only name them.
-N_NODES = 1
-SCRATCH = 1
-NQ = NV = NA = N_ROWS = N_TARGETS = SRC_ROWS = SRC_COLS = 1
+N_NODES = NQ = N_TARGETS = SRC_ROWS = SRC_COLS = 1
 IBUF = np.zeros(0, dtype=np.int64)
 FBUF = np.zeros(0)
+FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
+S_W = S_J6 = S_J = S_E = S_ERR6 = S_ERRS = S_DIRS = S_DQ = S_Z = S_NZ = S_PINNED = (1,)
+S_A = S_Y = S_JZ = S_P3 = S_M33 = S_W3 = S_Q = S_BEST_Q = S_Q_PREV = S_TGT = (1,)
 solve_one = _loop.solve_one
+fence: Any = None
 cuda: Any = None
 float64: Any = None
 int64: Any = None
@@ -82,10 +95,26 @@ def _jacobian_source(
 def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
     # The template's two buffers are this kernel's constants (IBUF, FBUF): every size,
     # node list, joint type, axis, limit and option folds into the code (see ik_kernel).
-    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(IBUF, FBUF)
+    # The 2-D tables are constants of their own (a reshape on the GPU goes through an
+    # external helper, after which the compiler no longer knows shapes or strides).
+    _, _, nodes, _, _, cfg, icfg = unpack_buffers(IBUF, FBUF)
+    fdata, idata, tgt_i, rows = FDATA, IDATA, TGT_I, ROWS
     cf = read_config(cfg, icfg, N_TARGETS)
-    ws = cuda.local.array(SCRATCH, float64)
-    w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
+    # The scratch (ik.layout.Work) as one local array per field, each of constant shape
+    # (the GPU twin of layout.carve; ik_kernel takes the shapes from carve itself).
+    w = Work(
+        cuda.local.array(S_W, float64), cuda.local.array(S_J6, float64),
+        cuda.local.array(S_J, float64), cuda.local.array(S_E, float64),
+        cuda.local.array(S_ERR6, float64), cuda.local.array(S_ERRS, float64),
+        cuda.local.array(S_DIRS, float64), cuda.local.array(S_DQ, float64),
+        cuda.local.array(S_Z, float64), cuda.local.array(S_NZ, float64),
+        cuda.local.array(S_PINNED, float64), cuda.local.array(S_A, float64),
+        cuda.local.array(S_Y, float64), cuda.local.array(S_JZ, float64),
+        cuda.local.array(S_P3, float64), cuda.local.array(S_M33, float64),
+        cuda.local.array(S_W3, float64), cuda.local.array(S_Q, float64),
+        cuda.local.array(S_BEST_Q, float64), cuda.local.array(S_Q_PREV, float64),
+        cuda.local.array(S_TGT, float64),
+    )  # fmt: skip
     # This thread's problem in arrays of constant shape (the kernel arguments' shapes are
     # only known at run time): a raw 4x4 pose or the encoded target rows, and q0.
     src = cuda.local.array((SRC_ROWS, SRC_COLS), float64)
@@ -108,6 +137,22 @@ def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None
         solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
                   out[b], 0, 0, clock, rng)  # type: ignore[arg-type]  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
+
+
+def _fk_fenced(q: Any, fdata: Any, idata: Any, nodes: Any, W: Any) -> None:
+    """FK, then a fence: the iteration's next phases read ``W`` from memory."""
+    fk_nodes(q, fdata, idata, nodes, W)
+    fence(W)
+
+
+def _assemble_fenced(
+    fdata: Any, idata: Any, W: Any, tgt_i: Any, tgt_f: Any, rows: Any, err6: Any, dirs: Any,
+    act: Any, J6: Any, J: Any, e: Any, p: Any, inv_length: float,
+) -> None:  # fmt: skip
+    """The stacked system, then a fence: the step rule reads ``J`` and ``e`` from memory."""
+    fence(W)
+    assemble(fdata, idata, W, tgt_i, tgt_f, rows, err6, dirs, act, J6, J, e, p, inv_length)
+    fence(J)
 
 
 def _no_record(w: Any, hist_q: Any, hist_e: Any, row: int) -> int:
@@ -198,22 +243,27 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     hit = _IK_KERNELS.get(key)
     if hit is not None:
         return hit
-    fdata, _, _, tgt_i, rows, cfg, icfg = unpack_buffers.py_func(ibuf, fbuf)
+    fdata, idata, _, tgt_i, rows, cfg, icfg = unpack_buffers.py_func(ibuf, fbuf)
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
-             "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
-             "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
-    consts = {"IBUF": np.array(ibuf, dtype=np.int64), "FBUF": np.array(fbuf, dtype=np.float64)}
+    sizes: dict[str, Any] = {"NQ": nq, "N_TARGETS": T, "SRC_ROWS": int(src_shape[0]),
+                             "SRC_COLS": int(src_shape[1])}  # fmt: skip
+    work = carve.py_func(np.zeros(L.scratch_size(n, nq, nv, m, na, T)), n, nq, nv, m, na, T)
+    for field, arr in zip(work._fields, work, strict=True):
+        sizes["S_" + field.upper()] = tuple(int(d) for d in arr.shape)
+    consts = {name: np.array(a) for name, a in (("IBUF", ibuf), ("FBUF", fbuf), ("FDATA", fdata),
+              ("IDATA", idata), ("TGT_I", tgt_i), ("ROWS", rows))}  # fmt: skip
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
         rule = {"dls": _steps.step_dls, "transpose": _steps.step_transpose}[method]
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
-                        apply_rule=device(rule))  # fmt: skip
+                        apply_rule=device(rule),
+                        assemble=device(_assemble_fenced, fence=fence_fn()))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
+                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record),
+                 fk_nodes=device(_fk_fenced, fence=fence_fn()))  # fmt: skip
     out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", solve_one=one, **sizes, **consts,
                  **_cuda_names())  # fmt: skip
     if len(_IK_KERNELS) >= 64:
