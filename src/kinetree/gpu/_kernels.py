@@ -34,7 +34,6 @@ from ..ik.layout import (
     R_RESTARTS,
     R_STATUS,
     ST_OK,
-    Work,
     carve,
     read_config,
 )
@@ -47,12 +46,10 @@ __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 
 # Bound per kernel (compile-time constants of the local arrays) and replaced by device
 # functions when a kernel is made; these placeholders only name them.
-N_NODES = NQ = N_TARGETS = SRC_ROWS = SRC_COLS = 1
+N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
 IBUF = np.zeros(0, dtype=np.int64)
 FBUF = np.zeros(0)
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
-S_W = S_J6 = S_J = S_E = S_ERR6 = S_ERRS = S_DIRS = S_DQ = S_Z = S_NZ = S_PINNED = (1,)
-S_A = S_Y = S_JZ = S_P3 = S_M33 = S_W3 = S_Q = S_BEST_Q = S_Q_PREV = S_TGT = (1,)
 solve_one = _loop.solve_one
 fence: Any = None
 cuda: Any = None
@@ -100,21 +97,10 @@ def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None
     _, _, nodes, _, _, cfg, icfg = unpack_buffers(IBUF, FBUF)
     fdata, idata, tgt_i, rows = FDATA, IDATA, TGT_I, ROWS
     cf = read_config(cfg, icfg, N_TARGETS)
-    # The scratch (ik.layout.Work) as one local array per field, each of constant shape
-    # (the GPU twin of layout.carve; ik_kernel takes the shapes from carve itself).
-    w = Work(
-        cuda.local.array(S_W, float64), cuda.local.array(S_J6, float64),
-        cuda.local.array(S_J, float64), cuda.local.array(S_E, float64),
-        cuda.local.array(S_ERR6, float64), cuda.local.array(S_ERRS, float64),
-        cuda.local.array(S_DIRS, float64), cuda.local.array(S_DQ, float64),
-        cuda.local.array(S_Z, float64), cuda.local.array(S_NZ, float64),
-        cuda.local.array(S_PINNED, float64), cuda.local.array(S_A, float64),
-        cuda.local.array(S_Y, float64), cuda.local.array(S_JZ, float64),
-        cuda.local.array(S_P3, float64), cuda.local.array(S_M33, float64),
-        cuda.local.array(S_W3, float64), cuda.local.array(S_Q, float64),
-        cuda.local.array(S_BEST_Q, float64), cuda.local.array(S_Q_PREV, float64),
-        cuda.local.array(S_TGT, float64),
-    )  # fmt: skip
+    # The scratch stays one local array carved into views (measured: one local array
+    # per field, all of constant shape, unrolls more and needs more registers).
+    ws = cuda.local.array(SCRATCH, float64)
+    w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
     # This thread's problem in arrays of constant shape (the kernel arguments' shapes are
     # only known at run time): a raw 4x4 pose or the encoded target rows, and q0.
     src = cuda.local.array((SRC_ROWS, SRC_COLS), float64)
@@ -247,11 +233,9 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    sizes: dict[str, Any] = {"NQ": nq, "N_TARGETS": T, "SRC_ROWS": int(src_shape[0]),
-                             "SRC_COLS": int(src_shape[1])}  # fmt: skip
-    work = carve.py_func(np.zeros(L.scratch_size(n, nq, nv, m, na, T)), n, nq, nv, m, na, T)
-    for field, arr in zip(work._fields, work, strict=True):
-        sizes["S_" + field.upper()] = tuple(int(d) for d in arr.shape)
+    sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
+             "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
+             "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
     consts = {name: np.array(a) for name, a in (("IBUF", ibuf), ("FBUF", fbuf), ("FDATA", fdata),
               ("IDATA", idata), ("TGT_I", tgt_i), ("ROWS", rows))}  # fmt: skip
     if method == "ccd":

@@ -145,7 +145,7 @@ def _fence_intrinsic() -> Any:
             builder.call(asm, [addr])
             return context.get_dummy_value()
 
-        return cuda_types.void(a), codegen
+        return cuda_types.void(a), codegen  # type: ignore[attr-defined]
 
     return fence_asm
 
