@@ -195,11 +195,13 @@ def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, pan
     types, axes, options): it returns the CPU driver's results bit for bit, and options
     that change the template (a tolerance) make another kernel, not a stale answer."""
     from kinetree.gpu import _kernels as K
+    from kinetree.gpu.api import _pose_template
+    from kinetree.ik.options import resolve
 
     T = panda.fk(panda.random_configuration(3, rng=31))
     T[2, :3, 3] += 0.05  # off the sampled pose: more iterations, maybe a restart
     opts = {"restarts": 2, "time_budget": None, "seed": 5}
-    made = set(K._IK_KERNELS)
+    keys = []
     for tol in (1e-6, 1e-3):
         cpu = panda.ik(T, tol=tol, **opts)
         gpu = panda.ik(T, device="cuda", tol=tol, **opts)
@@ -209,4 +211,7 @@ def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, pan
         assert cpu.success.all()
         reached = panda.fk(gpu.q)
         assert np.abs(reached[:, :3, 3] - T[:, :3, 3]).max() <= tol
-    assert len(set(K._IK_KERNELS) - made) == 2
+        tpl = _pose_template(panda, None, resolve({"tol": tol, **opts}))
+        keys.append(K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4)))
+        assert keys[-1] in K._IK_KERNELS
+    assert keys[0] != keys[1]

@@ -27,7 +27,6 @@ import numpy as np
 from .._compile import kernel_digest
 from ..ik import _loop, _steps
 from ..ik import layout as L
-from ..ik._tasks import assemble
 from ..ik.layout import (
     R_ITERATIONS,
     R_REACHABLE,
@@ -40,7 +39,6 @@ from ..ik.layout import (
 from ..ik.layout import unpack as unpack_buffers
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
 from ._translate import device, kernel
-from ._translate import fence as fence_fn
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 
@@ -51,7 +49,6 @@ IBUF = np.zeros(0, dtype=np.int64)
 FBUF = np.zeros(0)
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
 solve_one = _loop.solve_one
-fence: Any = None
 cuda: Any = None
 float64: Any = None
 int64: Any = None
@@ -123,22 +120,6 @@ def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None
         solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
                   out[b], 0, 0, clock, rng)  # type: ignore[arg-type]  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
-
-
-def _fk_fenced(q: Any, fdata: Any, idata: Any, nodes: Any, W: Any) -> None:
-    """FK, then a fence: the iteration's next phases read ``W`` from memory."""
-    fk_nodes(q, fdata, idata, nodes, W)
-    fence(W)
-
-
-def _assemble_fenced(
-    fdata: Any, idata: Any, W: Any, tgt_i: Any, tgt_f: Any, rows: Any, err6: Any, dirs: Any,
-    act: Any, J6: Any, J: Any, e: Any, p: Any, inv_length: float,
-) -> None:  # fmt: skip
-    """The stacked system, then a fence: the step rule reads ``J`` and ``e`` from memory."""
-    fence(W)
-    assemble(fdata, idata, W, tgt_i, tgt_f, rows, err6, dirs, act, J6, J, e, p, inv_length)
-    fence(J)
 
 
 def _no_record(w: Any, hist_q: Any, hist_e: Any, row: int) -> int:
@@ -243,11 +224,9 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     else:
         rule = {"dls": _steps.step_dls, "transpose": _steps.step_transpose}[method]
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
-                        apply_rule=device(rule),
-                        assemble=device(_assemble_fenced, fence=fence_fn()))  # fmt: skip
+                        apply_rule=device(rule))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record),
-                 fk_nodes=device(_fk_fenced, fence=fence_fn()))  # fmt: skip
+                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
     out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", solve_one=one, **sizes, **consts,
                  **_cuda_names())  # fmt: skip
     if len(_IK_KERNELS) >= 64:

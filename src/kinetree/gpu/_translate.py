@@ -33,7 +33,7 @@ from numba.core.registry import CPUDispatcher
 
 from ..ik import _tasks
 
-__all__ = ["device", "fence", "kernel", "simulator"]
+__all__ = ["device", "kernel", "simulator"]
 
 _MEMO: dict[tuple[Any, ...], Any] = {}
 _SHARED: dict[str, Any] = {}
@@ -103,51 +103,6 @@ def _clock() -> Any:
 
         clock = _SHARED["clock"] = cuda.jit(device=True, inline="always")(monotonic)
     return clock
-
-
-def fence() -> Any:
-    """A device function ``fence(a)`` that makes the compiler write every value of
-    ``a``'s local scratch to memory before it and read it again after (an empty inline
-    ``asm`` that takes ``a``'s address and clobbers memory; no instruction is emitted).
-
-    Placed between the phases of an iteration, it keeps NVVM from carrying one phase's
-    results into the next in registers (the world transforms from FK into the
-    Jacobian, the Jacobian into the solve): each phase then holds only its own working
-    set, which bounds the registers per thread. A no-op under the simulator."""
-    f = _SHARED.get("fence")
-    if f is None:
-        from numba import cuda
-
-        if simulator():
-
-            def fence_py(a: Any) -> None:
-                return None
-
-            f = cuda.jit(device=True, inline="always")(fence_py)
-        else:
-            f = _fence_intrinsic()
-        _SHARED["fence"] = f
-    return f
-
-
-def _fence_intrinsic() -> Any:
-    from llvmlite import ir
-    from numba.cuda import types as cuda_types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def fence_asm(typingctx: Any, a: Any) -> Any:
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            ary = context.make_array(signature.args[0])(context, builder, args[0])
-            addr = builder.ptrtoint(ary.data, ir.IntType(64))
-            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [ir.IntType(64)]), "",
-                               "l,~{memory}", side_effect=True)  # fmt: skip
-            builder.call(asm, [addr])
-            return context.get_dummy_value()
-
-        return cuda_types.void(a), codegen  # type: ignore[attr-defined]
-
-    return fence_asm
 
 
 def _replacement(value: Any) -> Any:
