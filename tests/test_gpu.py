@@ -215,3 +215,24 @@ def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, pan
         keys.append(K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4)))
         assert keys[-1] in K._IK_KERNELS
     assert keys[0] != keys[1]
+
+
+def test_small_host_batches_reuse_their_buffers(cuda, panda):
+    """numpy in, numpy out: inputs cross in one copy and results in one, through buffers
+    kept per batch size; a later call neither allocates new ones nor changes the arrays
+    an earlier result handed out."""
+    from kinetree.gpu import api
+
+    T = panda.fk(panda.random_configuration(3, rng=41))
+    q0 = panda.random_configuration(3, rng=42)
+    opts = {"restarts": 0, "time_budget": None}
+    cpu = panda.ik(T, q0=q0, **opts)
+    first = panda.ik(T, device="cuda", q0=q0, **opts)
+    held = {k: id(v) for k, v in api._STAGING.buffers.items()}
+    second = panda.ik(T[::-1].copy(), device="cuda", q0=q0[::-1].copy(), **opts)
+    assert {k: id(v) for k, v in api._STAGING.buffers.items()} == held
+    np.testing.assert_array_equal(first.q, cpu.q)
+    np.testing.assert_array_equal(second.q, cpu.q[::-1])
+    np.testing.assert_array_equal(second.iterations, cpu.iterations[::-1])
+    # the shared q0 and the neutral start (q0 kept on the GPU) take the same buffers' path
+    np.testing.assert_array_equal(panda.ik(T, device="cuda", **opts).q, panda.ik(T, **opts).q)
