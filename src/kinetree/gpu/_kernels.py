@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from typing import Any
 
 import numpy as np
@@ -180,6 +181,17 @@ def jacobian_kernel(n_nodes: int) -> Any:
 GPU_METHODS = ("auto", "dls", "transpose", "ccd")
 
 
+#: ``KINETREE_GPU_CACHE=1``: keep the IK kernels in numba-cuda's disk cache (named by
+#: :func:`ik_key`, so a second process loads instead of compiling). Off by default until
+#: it is measured on a GPU (it could not be tried on a machine without a driver).
+CACHE_ENV = "KINETREE_GPU_CACHE"
+
+
+def disk_cache() -> bool:
+    """Whether IK kernels go to numba-cuda's disk cache (:data:`CACHE_ENV`)."""
+    return os.environ.get(CACHE_ENV, "") == "1"
+
+
 #: Specialised IK kernels made in this process, by :func:`ik_key`.
 _IK_KERNELS: dict[str, Any] = {}
 
@@ -227,8 +239,8 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
                         apply_rule=device(rule))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
                  SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
-    out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", solve_one=one, **sizes, **consts,
-                 **_cuda_names())  # fmt: skip
+    out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", cache=disk_cache(), solve_one=one,
+                 **sizes, **consts, **_cuda_names())  # fmt: skip
     if len(_IK_KERNELS) >= 64:
         _IK_KERNELS.clear()
     _IK_KERNELS[key] = out
