@@ -236,3 +236,17 @@ def test_small_host_batches_reuse_their_buffers(cuda, panda):
     np.testing.assert_array_equal(second.iterations, cpu.iterations[::-1])
     # the shared q0 and the neutral start (q0 kept on the GPU) take the same buffers' path
     np.testing.assert_array_equal(panda.ik(T, device="cuda", **opts).q, panda.ik(T, **opts).q)
+
+
+def test_a_model_too_large_for_constant_memory_says_so(cuda):
+    """The IK kernel compiles the model in as constants (64 KiB on a GPU): a 400-joint
+    chain is refused with the reason and the way out, before anything is compiled."""
+    joints = "".join(
+        f'<link name="l{i + 1}"/><joint name="j{i}" type="revolute"><parent link="l{i}"/>'
+        f'<child link="l{i + 1}"/><origin xyz="0 0 0.01"/><axis xyz="0 {i % 2} {1 - i % 2}"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for i in range(400)
+    )
+    chain = kinetree.io.load_urdf(f'<robot name="long"><link name="l0"/>{joints}</robot>')
+    with pytest.raises(UnsupportedError, match=r"constant memory.*CPU"):
+        chain.ik(chain.fk(chain.q_neutral), device="cuda")

@@ -13,7 +13,8 @@ bound in, as ``ik._drivers`` binds it for a CPU driver.
   last problems of a batch leave lanes idle.
 * **FK and Jacobians**: one thread per configuration, grid-stride loop.
 
-Every kernel is made on first use per (method, sizes) and kept for the process.
+FK and Jacobian kernels are made on first use per model size, IK kernels per method and
+template (:func:`ik_kernel`), and kept for the process.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import kernel_digest
+from ..errors import UnsupportedError
 from ..ik import _loop, _steps
 from ..ik import layout as L
 from ..ik.layout import (
@@ -46,9 +48,8 @@ __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 # Bound per kernel (compile-time constants of the local arrays) and replaced by device
 # functions when a kernel is made; these placeholders only name them.
 N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
-IBUF = np.zeros(0, dtype=np.int64)
-FBUF = np.zeros(0)
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
+NODES = CFG = ICFG = np.zeros(0)
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -88,13 +89,12 @@ def _jacobian_source(
 
 
 def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
-    # The template's two buffers are this kernel's constants (IBUF, FBUF): every size,
-    # node list, joint type, axis, limit and option folds into the code (see ik_kernel).
-    # The 2-D tables are constants of their own (a reshape on the GPU goes through an
-    # external helper, after which the compiler no longer knows shapes or strides).
-    _, _, nodes, _, _, cfg, icfg = unpack_buffers(IBUF, FBUF)
-    fdata, idata, tgt_i, rows = FDATA, IDATA, TGT_I, ROWS
-    cf = read_config(cfg, icfg, N_TARGETS)
+    # The template's arrays are this kernel's constants: every size, node list, joint type,
+    # axis, limit and option folds into the code (see ik_kernel). Each is a constant of
+    # its own, in its final shape: a reshape on the GPU goes through an external helper,
+    # after which the compiler no longer knows shapes or strides.
+    fdata, idata, nodes, tgt_i, rows = FDATA, IDATA, NODES, TGT_I, ROWS
+    cf = read_config(CFG, ICFG, N_TARGETS)
     # The scratch stays one local array carved into views (measured: one local array
     # per field, all of constant shape, unrolls more and needs more registers).
     ws = cuda.local.array(SCRATCH, float64)
@@ -192,6 +192,10 @@ def disk_cache() -> bool:
     return os.environ.get(CACHE_ENV, "") == "1"
 
 
+#: The most constant data one IK kernel compiles in [bytes] (CUDA's constant memory is
+#: 64 KiB per module; the rest is left to numba-cuda's own constants).
+CONSTANT_BYTES = 60_000
+
 #: Specialised IK kernels made in this process, by :func:`ik_key`.
 _IK_KERNELS: dict[str, Any] = {}
 
@@ -216,21 +220,31 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     The buffers are compiled in as constants: every size, node list, joint type, axis,
     limit and option is known to the compiler, which unrolls the loops over them and
     prunes what the template does not use (measured in docs/gpu.md: 255 registers with
-    1.3 KB of spills before, 240 and none with it). A template with other options is
-    another kernel. Made once per :func:`ik_key` and process."""
+    1.3 KB of spills before, 234 and none with it). A template with other options is
+    another kernel. Made once per :func:`ik_key` and process. Raises
+    :class:`~kinetree.errors.UnsupportedError` for a template too large for the GPU's
+    constant memory."""
     key = ik_key(method, ibuf, fbuf, src_shape)
     hit = _IK_KERNELS.get(key)
     if hit is not None:
         return hit
-    fdata, idata, _, tgt_i, rows, cfg, icfg = unpack_buffers.py_func(ibuf, fbuf)
+    tables = unpack_buffers.py_func(ibuf, fbuf)
+    fdata, _, _, tgt_i, rows, cfg, icfg = tables
+    size = sum(a.nbytes for a in tables)
+    if size > CONSTANT_BYTES:
+        raise UnsupportedError(
+            f"the model and targets take {size:,} bytes of the GPU's constant memory, over "
+            f"the {CONSTANT_BYTES:,} a kernel may hold (a model of about 300 nodes or more): "
+            "solve it on the CPU"
+        )
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
     sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
              "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
              "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
-    consts = {name: np.array(a) for name, a in (("IBUF", ibuf), ("FBUF", fbuf), ("FDATA", fdata),
-              ("IDATA", idata), ("TGT_I", tgt_i), ("ROWS", rows))}  # fmt: skip
+    names = ("FDATA", "IDATA", "NODES", "TGT_I", "ROWS", "CFG", "ICFG")
+    consts = {name: np.array(a) for name, a in zip(names, tables, strict=True)}
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
