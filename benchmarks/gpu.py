@@ -214,57 +214,119 @@ def bench_cpu_scaling(n: int, threads: tuple[int, ...]) -> list[dict[str, Any]]:
     return rows
 
 
-def compile_only() -> dict[str, Any]:
-    """Compile the kernels to PTX for sm_90 without a GPU (numba-cuda, NVVM and NVRTC
-    from the nvidia-* wheels) and, where ptxas is found, report registers and local
-    memory per thread."""
+def _toolkit_without_nvrtc() -> None:
+    """Let numba-cuda compile to PTX on a machine with NVVM and ptxas but no NVRTC (a
+    CUDA toolkit without it, no GPU): the target is sm_90 (``NUMBA_FORCE_CUDA_CC``, so
+    NVRTC is not asked which architectures it knows) and NVRTC's path is left empty
+    (only linking CUDA C, at load time, needs it)."""
+    os.environ.setdefault("NUMBA_FORCE_CUDA_CC", "9.0")
+    from numba.cuda import cuda_paths
+
+    find = cuda_paths._get_nvrtc_path
+
+    def nvrtc_path() -> Any:
+        try:
+            return find()
+        except Exception:  # cuda.pathfinder's DynamicLibNotFoundError
+            return cuda_paths._env_path_tuple("absent", None)
+
+    cuda_paths._get_nvrtc_path = nvrtc_path
+
+
+def _ptxas() -> str | None:
+    """The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else
+    ``$CUDA_HOME/bin``'s, else the PATH's (an older one refuses a newer PTX version)."""
     import shutil
+
+    try:
+        import nvidia.cu13 as nv
+
+        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
+        if cand.exists():
+            return str(cand)
+    except ImportError:
+        pass
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and (Path(home) / "bin" / "ptxas").exists():
+        return str(Path(home) / "bin" / "ptxas")
+    return shutil.which("ptxas")
+
+
+def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> dict[str, Any]:
+    """Registers, stack frame and spills per thread of the kernel in ``ptx`` (sm_90);
+    ``cap``: with ``-maxrregcount`` (what ``cuda.jit(max_registers=...)`` asks for)."""
+    import re
     import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / f"{name}.ptx"
+        src.write_text(ptx)
+        # -c: the reshape helpers numba-cuda links at load time stay unresolved here
+        cmd = [ptxas, "-c", "-arch=sm_90", "-v", str(src), "-o", str(Path(d) / "k.o")]
+        if cap:
+            cmd.insert(1, f"-maxrregcount={cap}")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    text = r.stderr + r.stdout
+    lines = [ln.strip() for ln in text.splitlines()]
+    keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
+    entry: dict[str, Any] = {"ptxas": keep[-2:] if keep else lines[-3:]}
+    # The kernel's own lines are the last ones (device functions called, if any, first).
+    for key, pattern in (("registers", r"Used (\d+) registers"),
+                         ("stack_bytes", r"(\d+) bytes stack frame"),
+                         ("spill_stores_bytes", r"(\d+) bytes spill stores"),
+                         ("spill_loads_bytes", r"(\d+) bytes spill loads")):  # fmt: skip
+        found = re.findall(pattern, text)
+        if found:
+            entry[key] = int(found[-1])
+    return entry
+
+
+def compile_only(
+    methods: tuple[str, ...] = ("dls",), ptx_dir: Path | None = None
+) -> dict[str, Any]:
+    """Compile the kernels to PTX for sm_90 without a GPU (numba-cuda with NVVM) and,
+    where ptxas is found, report registers, stack and spills per thread. The IK kernel
+    is the one ``Model.ik(poses, device="cuda")`` makes for the Panda's 6D pose batch
+    with default options (``auto`` runs the ``dls`` kernel)."""
     import types
 
+    _toolkit_without_nvrtc()
     import numba.cuda.dispatcher as dispatcher
     from numba import cuda, float64, int64
 
     # Device functions ask the current device for its compute capability; there is none.
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
     from kinetree.gpu import _kernels as K
-    from kinetree.ik.layout import scratch_size
+    from kinetree.gpu.api import _pose_template
+    from kinetree.ik.options import resolve
 
     panda = kinetree.load("panda")
-    n, nq = panda.n_nodes, panda.nq
-    scratch = scratch_size(n, nq, panda.nv, 6, nq, 1)
+    n = panda.n_nodes
     A1, A2, A3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
     I1, I2 = int64[::1], int64[:, ::1]
-    sigs = {
+    sigs: dict[str, Any] = {
         "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
-        "ik_dls": (K.ik_kernel("dls", scratch), (I1, A1, A3, A2, int64, A2, A2, A2, I1)),
     }
-    # The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else the PATH's
-    # (an older one refuses a newer PTX version).
-    ptxas = shutil.which("ptxas")
-    try:
-        import nvidia.cu13 as nv
-
-        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
-        ptxas = str(cand) if cand.exists() else ptxas
-    except ImportError:
-        pass
-    report: dict[str, Any] = {"scratch_floats": scratch}
+    for method in methods:
+        opts = resolve({"method": method})
+        tpl = _pose_template(panda, None, opts)
+        kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, (4, 4))
+        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1))
+    ptxas = _ptxas()
+    report: dict[str, Any] = {"ptxas_path": ptxas}
     for name, (kern, sig) in sigs.items():
         t = time.perf_counter()
         ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
         entry: dict[str, Any] = {"ptx_bytes": len(ptx), "compile_s": time.perf_counter() - t}
+        if ptx_dir is not None:
+            ptx_dir.mkdir(parents=True, exist_ok=True)
+            (ptx_dir / f"{name}.ptx").write_text(ptx)
         if ptxas:
-            with tempfile.TemporaryDirectory() as d:
-                src = Path(d) / f"{name}.ptx"
-                src.write_text(ptx)
-                # -c: the reshape helpers numba-cuda links at load time stay unresolved here
-                cmd = [ptxas, "-c", "-arch=sm_90", "-v", str(src), "-o", str(Path(d) / "k.o")]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines()]
-                keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
-                entry["ptxas"] = keep[-2:] if keep else lines[-3:]
+            entry.update(_ptxas_report(ptxas, name, ptx))
+            if name.startswith("ik_"):
+                capped = _ptxas_report(ptxas, name, ptx, cap=128)
+                entry["at_128_registers"] = {k: v for k, v in capped.items() if k != "ptxas"}
         report[name] = entry
         print(name, json.dumps(entry), flush=True)
     return report
@@ -310,10 +372,12 @@ def main() -> None:
     ap.add_argument("--no-pk", action="store_true", help="skip pytorch_kinematics")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
+    ap.add_argument("--methods", default="dls", help="IK kernels to compile: dls,transpose,ccd")
+    ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     a = ap.parse_args()
     if a.compile_only:
-        report = compile_only()
+        report = compile_only(tuple(a.methods.split(",")), a.ptx_dir)
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
         return

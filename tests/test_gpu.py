@@ -188,3 +188,65 @@ def test_without_cuda_the_error_says_what_is_missing():
         assert out.startswith("ERROR"), run.stdout + run.stderr
         assert expect in out
     assert issubclass(KinetreeError, Exception)
+
+
+def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, panda):
+    """The IK kernel is compiled with the template's buffers as constants (sizes, joint
+    types, axes, options): it returns the CPU driver's results bit for bit, and options
+    that change the template (a tolerance) make another kernel, not a stale answer."""
+    from kinetree.gpu import _kernels as K
+    from kinetree.gpu.api import _pose_template
+    from kinetree.ik.options import resolve
+
+    T = panda.fk(panda.random_configuration(3, rng=31))
+    T[2, :3, 3] += 0.05  # off the sampled pose: more iterations, maybe a restart
+    opts = {"restarts": 2, "time_budget": None, "seed": 5}
+    keys = []
+    for tol in (1e-6, 1e-3):
+        cpu = panda.ik(T, tol=tol, **opts)
+        gpu = panda.ik(T, device="cuda", tol=tol, **opts)
+        for name in ("q", "position_error", "orientation_error", "iterations", "restarts",
+                     "success", "reachable"):  # fmt: skip
+            np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
+        assert cpu.success.all()
+        reached = panda.fk(gpu.q)
+        assert np.abs(reached[:, :3, 3] - T[:, :3, 3]).max() <= tol
+        tpl = _pose_template(panda, None, resolve({"tol": tol, **opts}))
+        keys.append(K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4)))
+        assert keys[-1] in K._IK_KERNELS
+    assert keys[0] != keys[1]
+
+
+def test_small_host_batches_reuse_their_buffers(cuda, panda):
+    """numpy in, numpy out: inputs cross in one copy and results in one, through buffers
+    kept per batch size; a later call neither allocates new ones nor changes the arrays
+    an earlier result handed out."""
+    from kinetree.gpu import api
+
+    T = panda.fk(panda.random_configuration(3, rng=41))
+    q0 = panda.random_configuration(3, rng=42)
+    opts = {"restarts": 0, "time_budget": None}
+    cpu = panda.ik(T, q0=q0, **opts)
+    first = panda.ik(T, device="cuda", q0=q0, **opts)
+    held = {k: id(v) for k, v in api._STAGING.buffers.items()}
+    second = panda.ik(T[::-1].copy(), device="cuda", q0=q0[::-1].copy(), **opts)
+    assert {k: id(v) for k, v in api._STAGING.buffers.items()} == held
+    np.testing.assert_array_equal(first.q, cpu.q)
+    np.testing.assert_array_equal(second.q, cpu.q[::-1])
+    np.testing.assert_array_equal(second.iterations, cpu.iterations[::-1])
+    # the shared q0 and the neutral start (q0 kept on the GPU) take the same buffers' path
+    np.testing.assert_array_equal(panda.ik(T, device="cuda", **opts).q, panda.ik(T, **opts).q)
+
+
+def test_a_model_too_large_for_constant_memory_says_so(cuda):
+    """The IK kernel compiles the model in as constants (64 KiB on a GPU): a 400-joint
+    chain is refused with the reason and the way out, before anything is compiled."""
+    joints = "".join(
+        f'<link name="l{i + 1}"/><joint name="j{i}" type="revolute"><parent link="l{i}"/>'
+        f'<child link="l{i + 1}"/><origin xyz="0 0 0.01"/><axis xyz="0 {i % 2} {1 - i % 2}"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for i in range(400)
+    )
+    chain = kinetree.io.load_urdf(f'<robot name="long"><link name="l0"/>{joints}</robot>')
+    with pytest.raises(UnsupportedError, match=r"constant memory.*CPU"):
+        chain.ik(chain.fk(chain.q_neutral), device="cuda")

@@ -13,16 +13,32 @@ bound in, as ``ik._drivers`` binds it for a CPU driver.
   last problems of a batch leave lanes idle.
 * **FK and Jacobians**: one thread per configuration, grid-stride loop.
 
-Every kernel is made on first use per (method, sizes) and kept for the process.
+FK and Jacobian kernels are made on first use per model size, IK kernels per method and
+template (:func:`ik_kernel`), and kept for the process.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 from typing import Any
 
+import numpy as np
+
+from .._compile import kernel_digest
+from ..errors import UnsupportedError
 from ..ik import _loop, _steps
-from ..ik.layout import R_ITERATIONS, R_REACHABLE, R_RESTARTS, R_STATUS, ST_OK, carve, read_config
+from ..ik import layout as L
+from ..ik.layout import (
+    R_ITERATIONS,
+    R_REACHABLE,
+    R_RESTARTS,
+    R_STATUS,
+    ST_OK,
+    carve,
+    read_config,
+)
 from ..ik.layout import unpack as unpack_buffers
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
 from ._translate import device, kernel
@@ -31,8 +47,9 @@ __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 
 # Bound per kernel (compile-time constants of the local arrays) and replaced by device
 # functions when a kernel is made; these placeholders only name them.
-N_NODES = 1
-SCRATCH = 1
+N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
+FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
+NODES = CFG = ICFG = np.zeros(0)
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -71,28 +88,45 @@ def _jacobian_source(
         b += stride
 
 
-def _ik_source(
-    ibuf: Any, fbuf: Any, targets: Any, q0: Any, seed: int, out: Any, hist_q: Any,
-    hist_e: Any, counter: Any,
-) -> None:  # fmt: skip
-    fdata, idata, nodes, tgt_i, rows, cfg, icfg = unpack_buffers(ibuf, fbuf)
-    T = tgt_i.shape[0]
-    cf = read_config(cfg, icfg, T)
-    nq = q0.shape[1]
-    nv = cf.dof_node.shape[0]
+def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
+    # The template's arrays are this kernel's constants: every size, node list, joint type,
+    # axis, limit and option folds into the code (see ik_kernel). Each is a constant of
+    # its own, in its final shape: a reshape on the GPU goes through an external helper,
+    # after which the compiler no longer knows shapes or strides.
+    fdata, idata, nodes, tgt_i, rows = FDATA, IDATA, NODES, TGT_I, ROWS
+    cf = read_config(CFG, ICFG, N_TARGETS)
+    # The scratch stays one local array carved into views (measured: one local array
+    # per field, all of constant shape, unrolls more and needs more registers).
     ws = cuda.local.array(SCRATCH, float64)
-    w = carve(ws, fdata.shape[0], nq, nv, rows.shape[0], cf.na, T)
+    w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
+    # This thread's problem in arrays of constant shape (the kernel arguments' shapes are
+    # only known at run time): a raw 4x4 pose or the encoded target rows, and q0.
+    src = cuda.local.array((SRC_ROWS, SRC_COLS), float64)
+    qs = cuda.local.array(NQ, float64)
     clock = cuda.local.array(2, int64)
     rng = cuda.local.array(1, uint64)
     shared = q0.shape[0] == 1
     B = out.shape[0]
     b = cuda.atomic.add(counter, 0, 1)
     while b < B:
-        qb = q0[0] if shared else q0[b]
-        # no collision block on the GPU (COLLISION_ON is False): 0 stands for it
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, targets[b], qb, seed + b,  # type: ignore[arg-type]
-                  out[b], hist_q, hist_e, clock, rng)  # fmt: skip
+        r = 0 if shared else b
+        for k in range(NQ):
+            qs[k] = q0[r, k]
+        tb = targets[b]
+        for i in range(SRC_ROWS):
+            for j in range(SRC_COLS):
+                src[i, j] = tb[i, j]
+        # no collision block (COLLISION_ON is False) and no history (record is bound to
+        # a no-op): 0 stands for their arrays
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
+                  out[b], 0, 0, clock, rng)  # type: ignore[arg-type]  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
+
+
+def _no_record(w: Any, hist_q: Any, hist_e: Any, row: int) -> int:
+    """``_loop.record`` on the GPU, which keeps no history (``record=True`` stays on the
+    CPU): the next free row stays 0, as on the CPU without a history."""
+    return row
 
 
 def _split_source(
@@ -147,11 +181,70 @@ def jacobian_kernel(n_nodes: int) -> Any:
 GPU_METHODS = ("auto", "dls", "transpose", "ccd")
 
 
-@functools.cache
-def ik_kernel(method: str, scratch: int) -> Any:
+#: ``KINETREE_GPU_CACHE=1``: keep the IK kernels in numba-cuda's disk cache (named by
+#: :func:`ik_key`, so a second process loads instead of compiling). Off by default until
+#: it is measured on a GPU (it could not be tried on a machine without a driver).
+CACHE_ENV = "KINETREE_GPU_CACHE"
+
+
+def disk_cache() -> bool:
+    """Whether IK kernels go to numba-cuda's disk cache (:data:`CACHE_ENV`)."""
+    return os.environ.get(CACHE_ENV, "") == "1"
+
+
+#: The most constant data one IK kernel compiles in [bytes] (CUDA's constant memory is
+#: 64 KiB per module; the rest is left to numba-cuda's own constants).
+CONSTANT_BYTES = 60_000
+
+#: Specialised IK kernels made in this process, by :func:`ik_key`.
+_IK_KERNELS: dict[str, Any] = {}
+
+
+def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> str:
+    """What an IK kernel is specialised to: the method, the template's two buffers (the
+    model, the targets' layout, the options), the shape of one problem's targets, and the
+    digest of every kernel source (as the CPU drivers' names carry it)."""
+    h = hashlib.sha1(method.encode())
+    h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(fbuf, dtype=np.float64).tobytes())
+    h.update(repr(tuple(int(s) for s in src_shape)).encode())
+    h.update(kernel_digest().encode())
+    return h.hexdigest()[:20]
+
+
+def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> Any:
     """The persistent-thread IK kernel of ``method`` (``dls``, ``transpose``, ``ccd``)
-    with ``scratch`` floats of local memory per thread: ``(ibuf, fbuf, targets, q0,
-    seed, out, hist_q, hist_e, counter)``."""
+    for one template (:func:`kinetree.ik.layout.pack`'s ``ibuf``, ``fbuf``) and targets
+    of shape ``(B, *src_shape)``: ``(targets, q0 (1 or B, nq), seed, out, counter)``.
+
+    The buffers are compiled in as constants: every size, node list, joint type, axis,
+    limit and option is known to the compiler, which unrolls the loops over them and
+    prunes what the template does not use (measured in docs/gpu.md: 255 registers with
+    1.3 KB of spills before, 234 and none with it). A template with other options is
+    another kernel. Made once per :func:`ik_key` and process. Raises
+    :class:`~kinetree.errors.UnsupportedError` for a template too large for the GPU's
+    constant memory."""
+    key = ik_key(method, ibuf, fbuf, src_shape)
+    hit = _IK_KERNELS.get(key)
+    if hit is not None:
+        return hit
+    tables = unpack_buffers.py_func(ibuf, fbuf)
+    fdata, _, _, tgt_i, rows, cfg, icfg = tables
+    size = sum(a.nbytes for a in tables)
+    if size > CONSTANT_BYTES:
+        raise UnsupportedError(
+            f"the model and targets take {size:,} bytes of the GPU's constant memory, over "
+            f"the {CONSTANT_BYTES:,} a kernel may hold (a model of about 300 nodes or more): "
+            "solve it on the CPU"
+        )
+    T = tgt_i.shape[0]
+    na = int(read_config.py_func(cfg, icfg, T).na)
+    n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
+    sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
+             "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
+             "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
+    names = ("FDATA", "IDATA", "NODES", "TGT_I", "ROWS", "CFG", "ICFG")
+    consts = {name: np.array(a) for name, a in zip(names, tables, strict=True)}
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
@@ -159,9 +252,13 @@ def ik_kernel(method: str, scratch: int) -> Any:
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
                         apply_rule=device(rule))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False, COLLISION_ON=False)  # fmt: skip
-    return kernel(_ik_source, f"kinetree_ik_{method}_{scratch}", SCRATCH=scratch,
-                  solve_one=one, **_cuda_names())  # fmt: skip
+                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
+    out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", cache=disk_cache(), solve_one=one,
+                 **sizes, **consts, **_cuda_names())  # fmt: skip
+    if len(_IK_KERNELS) >= 64:
+        _IK_KERNELS.clear()
+    _IK_KERNELS[key] = out
+    return out
 
 
 @functools.cache

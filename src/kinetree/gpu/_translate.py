@@ -33,7 +33,7 @@ from numba.core.registry import CPUDispatcher
 
 from ..ik import _tasks
 
-__all__ = ["device", "simulator"]
+__all__ = ["device", "kernel", "simulator"]
 
 _MEMO: dict[tuple[Any, ...], Any] = {}
 _SHARED: dict[str, Any] = {}
@@ -148,9 +148,10 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
     return out
 
 
-def kernel(source: Any, name: str, **bindings: Any) -> Any:
+def kernel(source: Any, name: str, cache: bool = False, **bindings: Any) -> Any:
     """A CUDA kernel compiled from the plain function ``source`` with ``bindings``
-    (compile-time constants such as local-array sizes, and device functions)."""
+    (compile-time constants such as local-array sizes, and device functions); ``cache``:
+    numba-cuda's disk cache, under ``name`` (which must then say what the bindings are)."""
     from numba import cuda
 
     scope = dict(source.__globals__)
@@ -164,4 +165,4 @@ def kernel(source: Any, name: str, **bindings: Any) -> Any:
                             source.__closure__)  # fmt: skip
     fn.__qualname__ = name
     fn.__module__ = source.__module__
-    return cuda.jit(fn)
+    return cuda.jit(fn, cache=cache) if cache else cuda.jit(fn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import weakref
 from typing import Any
@@ -36,9 +37,6 @@ IK_THREADS = 64
 FK_THREADS = 128
 
 _MODEL_ON_DEVICE: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
-_TEMPLATE_ON_DEVICE: weakref.WeakKeyDictionary[Template, tuple[Any, Any]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
@@ -154,13 +152,6 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
     return opts
 
 
-def _template_buffers(cuda: Any, tpl: Template) -> tuple[Any, Any]:
-    hit = _TEMPLATE_ON_DEVICE.get(tpl)
-    if hit is None:
-        hit = _TEMPLATE_ON_DEVICE[tpl] = (cuda.to_device(tpl.ibuf), cuda.to_device(tpl.fbuf))
-    return hit
-
-
 _POSE_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
 
 
@@ -196,22 +187,22 @@ def _pose_problem(
     cuda: Any, model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any
 ) -> tuple[Template, Any, Any, tuple[int, ...]]:
     """Pose batches ``(..., 4, 4)`` go to the kernel raw, as the CPU's fast path hands a
-    numpy pose: GPU arrays in place, numpy arrays in one copy."""
+    numpy pose: GPU arrays in place; numpy arrays (targets, ``q0``) stay on the host here
+    and cross in the launch's one copy (:func:`_staged`). ``q0`` None: the neutral
+    configuration, kept on the GPU."""
     if is_gpu_array(target):
         P = as_device(cuda, target, "target", (4, 4))
         batch = tuple(P.shape[:-2]) or (1,)  # a GPU target gives batch-shaped results
     else:
-        host = np.ascontiguousarray(target, dtype=np.float64)
-        batch = host.shape[:-2]
-        P = cuda.to_device(host.reshape(-1, 4, 4))
+        P = np.ascontiguousarray(target, dtype=np.float64)
+        batch = P.shape[:-2]
     B = math.prod(batch)
     if B == 0:
         raise InvalidValueError(f"the batch of target poses is empty (shape {tuple(P.shape)})")
     tpl = _pose_template(model, frame, opts)
     nq = model.nq
-    if q0 is None:
-        Q0 = _neutral(cuda, model)
-    elif is_gpu_array(q0):
+    Q0: Any = None
+    if is_gpu_array(q0):
         Q0 = as_device(cuda, q0, "q0", (nq,))
         if Q0.ndim == 1:
             Q0 = Q0.reshape(1, nq)
@@ -219,9 +210,9 @@ def _pose_problem(
             raise ShapeError(f"q0 must have shape ({nq},) or {(*batch, nq)}, got {Q0.shape}")
         else:
             Q0 = Q0.reshape(B, nq)
-    else:
+    elif q0 is not None:
         qa = as_q0(model, q0, batch)
-        Q0 = cuda.to_device(np.ascontiguousarray(qa, dtype=np.float64).reshape(-1, nq))
+        Q0 = np.ascontiguousarray(qa, dtype=np.float64).reshape(-1, nq)
     return tpl, P.reshape(B, 4, 4), Q0, batch
 
 
@@ -267,41 +258,114 @@ def ik(
         prob = build_problem(model, target, frame, opts, q0)
         tpl, batch = prob.template, prob.batch
         B = math.prod(batch) if batch else 1
-        targets = cuda.to_device(np.ascontiguousarray(
-            prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64))  # fmt: skip
-        Q0 = cuda.to_device(np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq))
+        targets = np.ascontiguousarray(
+            prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64)  # fmt: skip
+        Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
     if tpl.has_swing_twist:
         raise UnsupportedError(
             "swing-twist limits are projected by a CPU routine that allocates; "
             "device='cuda' solves models without them (or with those joints inactive)"
         )
-    out = _launch(cuda, tpl, targets, Q0, opts)
     if on_gpu:
+        if not is_gpu_array(Q0):
+            Q0 = _neutral(cuda, model) if Q0 is None else cuda.to_device(Q0)
+        out = _launch(cuda, tpl, targets, Q0, opts)
         return _device_result(cuda, tpl, out, batch, target, t0)
-    rows = out.copy_to_host()
+    rows = _staged(cuda, tpl, targets, Q0, opts)
     if model.couplings:
         apply_couplings(model, rows[:, : model.nq])
     return _host_result(tpl, rows, batch, t0)
 
 
-def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
-    model = tpl.model
-    nq, T = model.nq, tpl.n_targets
-    B = targets.shape[0]
-    if Q0.shape[0] not in (1, B):
+def _check_q0(Q0: Any, B: int) -> None:
+    if Q0 is not None and Q0.shape[0] not in (1, B):
         raise ShapeError(f"q0 has {Q0.shape[0]} rows for {B} targets")
-    scratch = L.scratch_size(model.n_nodes, nq, model.nv, tpl.rows.shape[0],
-                             tpl.active_idx.shape[0], T)  # fmt: skip
-    kern = K.ik_kernel(opts.kernel_method, scratch)
-    ibuf, fbuf = _template_buffers(cuda, tpl)
-    out = cuda.device_array((B, L.result_size(nq, T)))
-    hist_q = cuda.device_array((0, nq))
-    hist_e = cuda.device_array((0, 2))
+
+
+def _run(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions, out: Any,
+         counter: Any) -> None:  # fmt: skip
+    """Launch the template's kernel over ``targets`` (GPU) into ``out`` (GPU); ``counter``
+    (one int64 on the GPU) must be 0."""
+    kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
+    blocks, threads = _grid(cuda, targets.shape[0], IK_THREADS, 16)
+    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter)
+
+
+def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
+    """GPU arrays in, the result rows as a GPU array out."""
+    B = targets.shape[0]
+    _check_q0(Q0, B)
+    out = cuda.device_array((B, L.result_size(tpl.model.nq, tpl.n_targets)))
     counter = cuda.to_device(np.zeros(1, dtype=np.int64))
-    blocks, threads = _grid(cuda, B, IK_THREADS, 16)
-    kern[blocks, threads](ibuf, fbuf, targets, Q0, opts.draw_seed(), out, hist_q, hist_e,
-                          counter)  # fmt: skip
+    _run(cuda, tpl, targets, Q0, opts, out, counter)
     return out
+
+
+#: Host batches up to this many problems reuse pinned buffers (:class:`_Staging`).
+STAGED_MAX = 1 << 16
+
+
+class _Staging:
+    """The buffers of host batches of one size, kept per thread: a pinned host array and
+    a GPU array for the inputs (targets, ``q0`` rows, the work counter's 0, in one
+    block, so that they cross in one copy) and a pair for the result rows (one copy
+    back). Nothing is allocated per call."""
+
+    def __init__(self, cuda: Any, n_in: int, n_out: int) -> None:
+        self.host_in = cuda.pinned_array(n_in)
+        self.dev_in = cuda.device_array(n_in)
+        self.host_out = cuda.pinned_array(n_out)
+        self.dev_out = cuda.device_array(n_out)
+
+
+_STAGING = threading.local()
+
+
+def _staging(cuda: Any, n_in: int, n_out: int) -> _Staging:
+    cache = getattr(_STAGING, "buffers", None)
+    if cache is None:
+        cache = _STAGING.buffers = {}
+    st = cache.get((n_in, n_out))
+    if st is None:
+        if len(cache) >= 8:
+            cache.clear()
+        st = cache[n_in, n_out] = _Staging(cuda, n_in, n_out)
+    return st
+
+
+def _staged(cuda: Any, tpl: Template, src: np.ndarray, Q0: Any, opts: IKOptions) -> np.ndarray:
+    """Solve the host batch ``src`` (B, ...) from ``Q0`` (host rows, GPU rows, or None for
+    the neutral configuration); the result rows as a new host array. Small batches go
+    through :class:`_Staging`'s buffers (one copy each way), large ones through fresh
+    GPU arrays."""
+    B = src.shape[0]
+    _check_q0(Q0, B)
+    R = L.result_size(tpl.model.nq, tpl.n_targets)
+    host_q0 = Q0 is not None and not is_gpu_array(Q0)
+    if B > STAGED_MAX:
+        targets = cuda.to_device(src)
+        Qd = cuda.to_device(Q0) if host_q0 else Q0
+        out = _launch(cuda, tpl, targets, _neutral(cuda, tpl.model) if Qd is None else Qd, opts)
+        return out.copy_to_host()
+    n_src = src.size
+    n_q0 = Q0.size if host_q0 else 0
+    st = _staging(cuda, n_src + n_q0 + 1, B * R)
+    h = st.host_in
+    h[:n_src] = src.reshape(-1)
+    if host_q0:
+        h[n_src : n_src + n_q0] = Q0.reshape(-1)
+    h[n_src + n_q0] = 0.0  # the work counter (int64 0 has the bits of 0.0)
+    st.dev_in.copy_to_device(h)
+    targets = st.dev_in[:n_src].reshape(src.shape)
+    if host_q0:
+        Qd = st.dev_in[n_src : n_src + n_q0].reshape(Q0.shape)
+    else:
+        Qd = _neutral(cuda, tpl.model) if Q0 is None else Q0
+    counter = st.dev_in[n_src + n_q0 :].view(np.int64)
+    out = st.dev_out.reshape(B, R)
+    _run(cuda, tpl, targets, Qd, opts, out, counter)
+    st.dev_out.copy_to_host(st.host_out)
+    return np.array(st.host_out.reshape(B, R))
 
 
 def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) -> IKResult:
