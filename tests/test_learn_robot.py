@@ -260,6 +260,30 @@ def test_ik_many_distinct_and_exact(
     assert gaps.min() > 0.1
 
 
+def test_ik_many_stops_when_the_branches_are_exhausted(
+    arm: kinetree.Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point the 2R arm reaches has exactly two solutions (the closed-form elbows):
+    asked for 1000, ``ik_many`` returns both and stops once successes keep repeating
+    them (3 k + 20 in a row): after one round, not after thousands of starts sized by
+    ``n``."""
+    import kinetree.ik.seeded as seeded
+
+    starts: list[int] = []
+    solve_starts = seeded._solutions
+
+    def counted(model, target, frame, S, attempt, pose):  # type: ignore[no-untyped-def]
+        starts.append(len(S))
+        return solve_starts(model, target, frame, S, attempt, pose)
+
+    monkeypatch.setattr(seeded, "_solutions", counted)
+    xy = np.array([1.1, 0.7])
+    sols = arm.ik_many(kinetree.Position(np.array([*xy, 0.0])), 1000, seed=3)
+    assert len(sols) == 2
+    assert np.all(_wrapped(np.sort(sols[:, 0]), np.sort(_branches(xy)[:, 0])) < 1e-5)
+    assert sum(starts) <= seeded.MAX_ROUND  # one round
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 

@@ -73,6 +73,9 @@ STALE_MIN = 20
 #: Smallest yield (new solutions per start) the round size assumes: a pose that gives
 #: few does not make rounds of thousands of starts.
 MIN_YIELD = 0.05
+#: Most starts in one round of ``ik_many``: enough to keep every core busy, few enough
+#: that the stop tests (solutions exhausted, time budget) run often when ``n`` is large.
+MAX_ROUND = 256
 #: Largest distance table one vectorized uniqueness test builds (kept x found rows).
 DISTANCE_CELLS = 200_000
 
@@ -337,10 +340,10 @@ def solve_many(
 def _round_size(missing: int, kept: int, tried: int, left: int) -> int:
     """Starts of the next round: enough for the ``missing`` solutions at the yield seen so
     far (new solutions per start; 1 before the first round), with a quarter more and 4
-    spare, at most ``left``. The same rule for learned and random starts: a source whose
+    spare, at most ``left`` and :data:`MAX_ROUND`. The same rule for learned and random starts: a source whose
     starts converge to new solutions more often runs smaller rounds."""
     rate = max(kept / tried, MIN_YIELD) if tried else 1.0
-    return int(max(1, min(left, np.ceil(1.25 * missing / rate) + 4)))
+    return int(max(1, min(left, MAX_ROUND, np.ceil(1.25 * missing / rate) + 4)))
 
 
 def _keep(
