@@ -132,7 +132,7 @@ def many_table(model: kinetree.Model, frame: str, P: np.ndarray, learned: Any, n
     ways = {"learned starts": {"seeds": learned}, "random starts": {}}
     for count in (want, n):
         times: dict[str, list[list[float]]] = {w: [[] for _ in P] for w in ways}
-        found: dict[str, list[int]] = {w: [0] * len(P) for w in ways}
+        found: dict[str, list[list[int]]] = {w: [[] for _ in P] for w in ways}
         passes = repeat if count == want else 1
         for rep in range(passes):
             for k, T in enumerate(P):
@@ -142,23 +142,24 @@ def many_table(model: kinetree.Model, frame: str, P: np.ndarray, learned: Any, n
                     sols = model.ik_many(T, count, frame, seed=k + 1000 * rep, **ways[w])
                     times[w][k].append(CLOCK() - t1)
                     _check_many(model, frame, T, sols)
-                    found[w][k] = len(sols)
+                    found[w][k].append(len(sols))
         print(f"\nik_many(T, {count}) on {len(P)} poses (no obstacles; > 0.1 rad apart, "
               f"FK-checked), {passes} pass(es), time per pose:")  # fmt: skip
         print(
-            f"| starts | poses with >= {want} | solutions (min / median) | time, all poses "
+            f"| starts | calls with >= {want} | solutions (min / median) | time, all poses "
             f"(median / mean) | time, poses where both reach {want} (median / mean) |"
         )
         print("|---|---|---|---|---|")
-        both = np.array([min(found[w][k] for w in ways) >= want for k in range(len(P))])
+        both = np.array([min(min(found[w][k]) for w in ways) >= want for k in range(len(P))])
         per = {w: 1e3 * np.array([np.mean(t) for t in times[w]]) for w in ways}
         for w in ways:
             f, t = np.array(found[w]), per[w]
-            print(f"| {w} | {int((f >= want).sum())}/{len(P)} | {f.min()} / "
+            print(f"| {w} | {int((f >= want).sum())}/{f.size} | {f.min()} / "
                   f"{np.median(f):.0f} | {np.median(t):.2f} / {t.mean():.2f} ms | "
                   f"{np.median(t[both]):.2f} / {t[both].mean():.2f} ms |")  # fmt: skip
         tl, tr = per["learned starts"], per["random starts"]
-        print(f"learned faster on {int((tl < tr).sum())}/{len(P)} poses")
+        print(f"learned faster on {int((tl < tr).sum())}/{len(P)} poses; both reach {want} in "
+              f"every call on {int(both.sum())}")  # fmt: skip
 
 
 def _check_many(model: kinetree.Model, frame: str, T: np.ndarray, sols: np.ndarray) -> None:
