@@ -4,12 +4,10 @@
 ``q0`` when the caller gives one (a start the caller chose is tried first, as without
 seeds); then draws :data:`SEED_SAMPLES` configurations for ``T`` from the seed source (a
 :class:`kinetree.learn.LearnedIK`) at a low temperature and runs one attempt from each
-of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, then from
-:data:`SPREAD_SAMPLES` spread ones (with collision checks: those of them that keep the
-margin), until one succeeds or the time budget is spent; when
-none does, the ordinary solve with random restarts follows from the closest learned
-result with its own budget (so a failing call may take up to twice ``time_budget``).
-The best result found is returned, as from any solve.
+of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, until one succeeds or the
+time budget is spent; when none does, the ordinary solve with random restarts follows
+from the closest learned result with its own budget (so a failing call may take up to
+twice ``time_budget``). The best result found is returned, as from any solve.
 
 ``Model.ik_many(T, n)``: :func:`solve_many` solves ``T`` from many starts (learned
 samples when ``seeds=`` is given, else uniform random configurations of the active
@@ -46,13 +44,12 @@ SEED_SAMPLES = 4
 #: learned attempt succeeds 90 % of the time at 0.5, 78 % at 1; ``ik_many``, which wants
 #: spread, samples at 1).
 SEED_TEMPERATURE = 0.5
-#: Learned samples at temperature 1 tried next, when the close ones fail (within the
-#: time budget): they reach other branches, as random restarts do, but most of them
-#: converge where a random start mostly does not.
-SPREAD_SAMPLES = 16
 #: Learned starts tried before the random restarts take over (a learned start knows
-#: nothing of obstacles; a collision-aware restart draws clear ones).
-SEED_ATTEMPTS = 3
+#: nothing of obstacles; a collision-aware restart draws clear ones). On the Panda's
+#: table/pillar/ball targets, 2 without further learned samples beat 3 followed by 16
+#: spread ones (temperature 1, filtered to those clear of obstacles) on mean time, from
+#: the ready pose and with no start given (``docs/learned_ik.md``).
+SEED_ATTEMPTS = 2
 #: Latent standard deviation of ``ik_many``'s learned samples (the learned distribution;
 #: 1.5 and 2 found a few more solutions where they are few, and took longer elsewhere).
 MANY_TEMPERATURE = 1.0
@@ -198,14 +195,12 @@ def solve_seeded(
         tried, iterations = 1, int(best.iterations)
     seed = opts.draw_seed()
     budget = opts.budget
-    # Close samples first; then spread ones (other branches: around an obstacle).
-    for n, temperature in ((SEED_SAMPLES, SEED_TEMPERATURE), (SPREAD_SAMPLES, 1.0)):
-        if best is not None and best.success:
-            break
-        starts = source.configurations(model, P[0], n, q_start, seed, temperature)
-        if temperature == 1.0 and opts.collision:
-            starts = _clear(model, starts, opts)
-        for q in starts[: SEED_ATTEMPTS if temperature != 1.0 else n]:
+    # The samples closest to the target; when they fail, the ordinary solve's random
+    # restarts (drawn clear of obstacles in a collision-aware solve, all in one compiled
+    # call) do better than more learned samples.
+    if best is None or not best.success:
+        starts = source.configurations(model, P[0], SEED_SAMPLES, q_start, seed, SEED_TEMPERATURE)
+        for q in starts[:SEED_ATTEMPTS]:
             r = solve(model, target, frame, q0=q, options=attempt)
             tried += 1
             iterations += int(r.iterations)
@@ -213,8 +208,6 @@ def solve_seeded(
                 best = r
             if r.success or (budget and time.perf_counter() - t0 > budget):
                 break
-        if budget and time.perf_counter() - t0 > budget:
-            break
     assert best is not None  # SEED_ATTEMPTS >= 1
     if not best.success and not (budget and time.perf_counter() - t0 > budget):
         r = solve(model, target, frame, q0=best.q, options=_fallback(opts))
@@ -226,17 +219,6 @@ def solve_seeded(
     best.restarts = tried - 1
     best.elapsed = time.perf_counter() - t0
     return best
-
-
-def _clear(model: Model, starts: np.ndarray, opts: IKOptions) -> np.ndarray:
-    """The ``starts`` that keep the margin: a learned sample knows nothing of obstacles,
-    and a descent that starts in collision seldom gets out (the random restarts of a
-    collision-aware solve are drawn clear for the same reason)."""
-    from ..collision.robot import collision_model
-
-    cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
-    d = cm.distance(starts, list(opts.obstacles), opts.self_pairs, opts.ignore).distance
-    return starts[np.asarray(d) >= opts.margin]
 
 
 # --- many solutions ---------------------------------------------------------------------------
@@ -340,8 +322,9 @@ def solve_many(
 def _round_size(missing: int, kept: int, tried: int, left: int) -> int:
     """Starts of the next round: enough for the ``missing`` solutions at the yield seen so
     far (new solutions per start; 1 before the first round), with a quarter more and 4
-    spare, at most ``left`` and :data:`MAX_ROUND`. The same rule for learned and random starts: a source whose
-    starts converge to new solutions more often runs smaller rounds."""
+    spare, at most ``left`` and :data:`MAX_ROUND`. The same rule for learned and random
+    starts: a source whose starts converge to new solutions more often runs smaller
+    rounds."""
     rate = max(kept / tried, MIN_YIELD) if tried else 1.0
     return int(max(1, min(left, MAX_ROUND, np.ceil(1.25 * missing / rate) + 4)))
 
