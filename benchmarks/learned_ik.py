@@ -13,8 +13,11 @@ on a shared VM the wall clock also counts other processes' time slices):
    the exact meshes.
 2. The same with no ``q0`` (no good start known: ``auto`` starts from the neutral
    configuration, the learned solve from its samples).
-3. ``model.ik_many(T, 50)`` (no obstacles): distinct exact solutions (> 0.1 rad apart, each
-   checked by FK) with learned starts; then the time random starts need to find as many.
+3. ``model.ik_many`` (no obstacles) on random reachable poses: the time until 20 distinct
+   exact solutions (> 0.1 rad apart, each checked by FK) are found, ``ik_many(T, 20)``,
+   learned starts against random ones (the same search, the same round sizes); then
+   ``ik_many(T, 50)`` both ways. Before it, the flow's sample accuracy: how far the
+   frame lands from the pose its samples were drawn for.
 
 The learned model is trained once with ``kinetree.learn.train_ik`` (PyTorch, CPU) and
 kept in ``out/learned_ik_panda.npz``; a file trained with other settings is retrained.
@@ -101,35 +104,62 @@ def collision_table(model: kinetree.Model, frame: str, P: np.ndarray, q0: np.nda
               f"{attempts:.2f} / {iterations:.1f} | {_stats(np.array(times[name]))} |")  # fmt: skip
 
 
-def many_table(model: kinetree.Model, frame: str, P: np.ndarray, learned: Any, n: int) -> None:
-    """``ik_many(T, n)`` with learned starts; random starts asked for as many."""
-    model.ik_many(P[0], 4, frame, seeds=learned)
-    model.ik_many(P[0], 4, frame)  # compile
-    found_l, time_l, found_r, time_r = [], [], [], []
-    for k, T in enumerate(P):
-        t1 = CLOCK()
-        sols = model.ik_many(T, n, frame, seeds=learned, seed=k)
-        time_l.append(CLOCK() - t1)
-        _check_many(model, frame, T, sols)
-        found_l.append(len(sols))
-        t1 = CLOCK()
-        rand = model.ik_many(T, max(1, len(sols)), frame, seed=k)
-        time_r.append(CLOCK() - t1)
-        _check_many(model, frame, T, rand)
-        found_r.append(len(rand))
-    fl, fr = np.array(found_l), np.array(found_r)
-    tl, tr = np.array(time_l) * 1e3, np.array(time_r) * 1e3
-    print(f"\nik_many(T, {n}) on {len(P)} targets (no obstacles; > 0.1 rad apart, FK-checked):")
-    print("| | distinct exact solutions (min / median) | time per target (median / mean) |")
-    print("|---|---|---|")
-    print(f"| learned starts, ik_many(T, {n}, seeds=learned) | {fl.min()} / {np.median(fl):.0f} | "
-          f"{np.median(tl):.1f} / {tl.mean():.1f} ms |")  # fmt: skip
-    print(f"| random starts asked for as many | {fr.min()} / {np.median(fr):.0f} | "
-          f"{np.median(tr):.1f} / {tr.mean():.1f} ms |")  # fmt: skip
-    print(
-        f"learned faster on {int((tl < tr).sum())}/{len(P)} targets; "
-        f"targets with >= 20 learned solutions: {int((fl >= 20).sum())}/{len(P)}"
-    )
+def sample_accuracy(model: kinetree.Model, frame: str, learned: Any, poses: int = 300) -> None:
+    """Distance [cm] from the target of the frame at learned samples (16 per pose)."""
+    Q = model.random_configuration(poses, rng=np.random.default_rng(5))
+    P = model.fk(Q, frame)
+    print(f"\nsample accuracy on {poses} random reachable poses, 16 samples each:")
+    print("| temperature | median distance | best of 16 (median) | p90 |")
+    print("|---|---|---|---|")
+    for t in (1.0, 0.5):
+        full = np.repeat(Q[:, None], 16, axis=1)
+        full[..., learned.columns(model)] = learned.sample(P, 16, seed=1, temperature=t)
+        X = model.fk(full.reshape(-1, model.nq), frame).reshape(poses, 16, 4, 4)
+        d = 100 * np.linalg.norm(X[..., :3, 3] - P[:, None, :3, 3], axis=-1)
+        print(f"| {t} | {np.median(d):.1f} cm | {np.median(d.min(axis=1)):.1f} cm | "
+              f"{np.percentile(d, 90):.1f} cm |")  # fmt: skip
+
+
+def many_table(model: kinetree.Model, frame: str, P: np.ndarray, learned: Any, n: int,
+               want: int, repeat: int) -> None:  # fmt: skip
+    """Time until ``want`` distinct exact solutions are found (``ik_many(T, want)``, which
+    stops at the ``want``-th), learned starts against random ones, interleaved pose by
+    pose (the order alternating), ``repeat`` passes; then ``ik_many(T, n)`` both ways:
+    how many each returns and in what time."""
+    for T in P[:3]:  # compile every path
+        model.ik_many(T, 4, frame, seeds=learned)
+        model.ik_many(T, 4, frame)
+    ways = {"learned starts": {"seeds": learned}, "random starts": {}}
+    for count in (want, n):
+        times: dict[str, list[list[float]]] = {w: [[] for _ in P] for w in ways}
+        found: dict[str, list[list[int]]] = {w: [[] for _ in P] for w in ways}
+        passes = repeat if count == want else 1
+        for rep in range(passes):
+            for k, T in enumerate(P):
+                order = list(ways) if (k + rep) % 2 == 0 else list(ways)[::-1]
+                for w in order:
+                    t1 = CLOCK()
+                    sols = model.ik_many(T, count, frame, seed=k + 1000 * rep, **ways[w])
+                    times[w][k].append(CLOCK() - t1)
+                    _check_many(model, frame, T, sols)
+                    found[w][k].append(len(sols))
+        print(f"\nik_many(T, {count}) on {len(P)} poses (no obstacles; > 0.1 rad apart, "
+              f"FK-checked), {passes} pass(es), time per pose:")  # fmt: skip
+        print(
+            f"| starts | calls with >= {want} | solutions (min / median) | time, all poses "
+            f"(median / mean) | time, poses where both reach {want} (median / mean) |"
+        )
+        print("|---|---|---|---|---|")
+        both = np.array([min(min(found[w][k]) for w in ways) >= want for k in range(len(P))])
+        per = {w: 1e3 * np.array([np.mean(t) for t in times[w]]) for w in ways}
+        for w in ways:
+            f, t = np.array(found[w]), per[w]
+            print(f"| {w} | {int((f >= want).sum())}/{f.size} | {f.min()} / "
+                  f"{np.median(f):.0f} | {np.median(t):.2f} / {t.mean():.2f} ms | "
+                  f"{np.median(t[both]):.2f} / {t[both].mean():.2f} ms |")  # fmt: skip
+        tl, tr = per["learned starts"], per["random starts"]
+        print(f"learned faster on {int((tl < tr).sum())}/{len(P)} poses; both reach {want} in "
+              f"every call on {int(both.sum())}")  # fmt: skip
 
 
 def _check_many(model: kinetree.Model, frame: str, T: np.ndarray, sols: np.ndarray) -> None:
@@ -147,9 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--targets", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=2, help="timing passes over the targets")
-    ap.add_argument("--many", type=int, default=10, help="targets of the ik_many comparison")
-    ap.add_argument("--samples", type=int, default=200_000)
-    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--many", type=int, default=50, help="poses of the ik_many comparison")
+    ap.add_argument("--many-repeat", type=int, default=3, help="timing passes of ik_many")
+    ap.add_argument("--only-many", action="store_true", help="skip the collision tables")
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--steps", type=int, default=8000)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--model", help="a saved learned IK (.npz) to use instead of training")
@@ -182,12 +214,14 @@ def main(argv: list[str] | None = None) -> int:
                 collision_model=cm)  # fmt: skip
     ready = model.q_neutral.copy()
     ready[:7] = READY
-    collision_table(model, frame, P, ready, opts, learned, checker, "ready pose", args.repeat)
-    collision_table(model, frame, P, None, opts, learned, checker,
-                    "neutral configuration (no q0)", args.repeat)  # fmt: skip
+    if not args.only_many:
+        collision_table(model, frame, P, ready, opts, learned, checker, "ready pose", args.repeat)
+        collision_table(model, frame, P, None, opts, learned, checker,
+                        "neutral configuration (no q0)", args.repeat)  # fmt: skip
+    sample_accuracy(model, frame, learned)
     if args.many:
         Qm = model.random_configuration(args.many, rng=np.random.default_rng(11))
-        many_table(model, frame, model.fk(Qm, frame), learned, 50)
+        many_table(model, frame, model.fk(Qm, frame), learned, 50, 20, args.many_repeat)
     return 0
 
 

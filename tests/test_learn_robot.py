@@ -260,6 +260,60 @@ def test_ik_many_distinct_and_exact(
     assert gaps.min() > 0.1
 
 
+def test_ik_many_stops_when_the_branches_are_exhausted(
+    arm: kinetree.Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point the 2R arm reaches has exactly two solutions (the closed-form elbows):
+    asked for 1000, ``ik_many`` returns both and stops once successes keep repeating
+    them (3 k + 20 in a row): after one round, not after thousands of starts sized by
+    ``n``."""
+    import kinetree.ik.seeded as seeded
+
+    starts: list[int] = []
+    solve_starts = seeded._solutions
+
+    def counted(model, target, frame, S, attempt, pose):  # type: ignore[no-untyped-def]
+        starts.append(len(S))
+        return solve_starts(model, target, frame, S, attempt, pose)
+
+    monkeypatch.setattr(seeded, "_solutions", counted)
+    xy = np.array([1.1, 0.7])
+    sols = arm.ik_many(kinetree.Position(np.array([*xy, 0.0])), 1000, seed=3)
+    assert len(sols) == 2
+    assert np.all(_wrapped(np.sort(sols[:, 0]), np.sort(_branches(xy)[:, 0])) < 1e-5)
+    assert sum(starts) <= seeded.MAX_ROUND  # one round
+
+
+@pytest.mark.parametrize("cells", [200_000, 7])
+def test_ik_many_uniqueness_test_equals_the_one_by_one_rule(
+    arm: kinetree.Model, monkeypatch: pytest.MonkeyPatch, cells: int
+) -> None:
+    """The vectorized, chunked distance test of ``ik_many`` keeps exactly the rows a plain
+    loop keeps: each row farther than ``md`` (largest coordinate difference, angles
+    modulo 2 pi) from every row kept before it, in order."""
+    import kinetree.ik.seeded as seeded
+
+    monkeypatch.setattr(seeded, "DISTANCE_CELLS", cells)
+    rng = np.random.default_rng(2)
+    found = list(rng.uniform(-np.pi, np.pi, (300, arm.nq)) * np.array([1.0, 0.2]))
+    wrap = np.array([True, False])
+    md = 0.3
+    expect: list[np.ndarray] = []
+    repeats = 0
+    for q in found:
+        d = [np.abs(np.array([_wrapped(q[0], e[0]), q[1] - e[1]])).max() for e in expect]
+        if all(x > md for x in d):
+            expect.append(q)
+            repeats = 0
+        else:
+            repeats += 1
+    table = np.empty((len(found), arm.nq))
+    k, reps = seeded._keep(arm, table, 0, found[:100], md, wrap, 0)
+    k, reps = seeded._keep(arm, table, k, found[100:], md, wrap, reps)
+    assert k == len(expect) and reps == repeats
+    assert np.array_equal(table[:k], np.array(expect))
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 

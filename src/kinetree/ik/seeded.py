@@ -4,12 +4,10 @@
 ``q0`` when the caller gives one (a start the caller chose is tried first, as without
 seeds); then draws :data:`SEED_SAMPLES` configurations for ``T`` from the seed source (a
 :class:`kinetree.learn.LearnedIK`) at a low temperature and runs one attempt from each
-of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, then from
-:data:`SPREAD_SAMPLES` spread ones (with collision checks: those of them that keep the
-margin), until one succeeds or the time budget is spent; when
-none does, the ordinary solve with random restarts follows from the closest learned
-result with its own budget (so a failing call may take up to twice ``time_budget``).
-The best result found is returned, as from any solve.
+of the :data:`SEED_ATTEMPTS` whose FK lands closest to ``T``, until one succeeds or the
+time budget is spent; when none does, the ordinary solve with random restarts follows
+from the closest learned result with its own budget (so a failing call may take up to
+twice ``time_budget``). The best result found is returned, as from any solve.
 
 ``Model.ik_many(T, n)``: :func:`solve_many` solves ``T`` from many starts (learned
 samples when ``seeds=`` is given, else uniform random configurations of the active
@@ -17,7 +15,7 @@ joints) in batches on every core, checks each success by FK against the toleranc
 and keeps those farther than ``min_distance`` from every one kept before.
 
 The seed source is duck-typed (``frame``, ``configurations(model, T, n, q0, seed,
-temperature)``):
+temperature, rank=True)``):
 this layer does not import :mod:`kinetree.learn`, which sits above it.
 """
 
@@ -46,25 +44,38 @@ SEED_SAMPLES = 4
 #: learned attempt succeeds 90 % of the time at 0.5, 78 % at 1; ``ik_many``, which wants
 #: spread, samples at 1).
 SEED_TEMPERATURE = 0.5
-#: Learned samples at temperature 1 tried next, when the close ones fail (within the
-#: time budget): they reach other branches, as random restarts do, but most of them
-#: converge where a random start mostly does not.
-SPREAD_SAMPLES = 16
 #: Learned starts tried before the random restarts take over (a learned start knows
-#: nothing of obstacles; a collision-aware restart draws clear ones).
-SEED_ATTEMPTS = 3
+#: nothing of obstacles; a collision-aware restart draws clear ones). On the Panda's
+#: table/pillar/ball targets, 2 without further learned samples beat 3 followed by 16
+#: spread ones (temperature 1, filtered to those clear of obstacles) on mean time, from
+#: the ready pose and with no start given (``docs/learned_ik.md``).
+SEED_ATTEMPTS = 2
 #: Latent standard deviation of ``ik_many``'s learned samples (the learned distribution;
-#: 1.5 and 2 found a few more solutions where they are few, and took longer elsewhere).
+#: 1.5 and 2 found a few more solutions where they are few, and took longer elsewhere;
+#: with the yield-sized rounds, 0.8 and 1.3 took longer to 20 solutions on the Panda).
 MANY_TEMPERATURE = 1.0
 #: Largest ``n`` of :func:`solve_many`.
 MAX_SOLUTIONS = 100_000
 #: Starts per attempted solution when ``max_attempts`` is not given: ``ik_many`` gives
 #: up after ``ATTEMPTS_PER_SOLUTION * n`` starts.
 ATTEMPTS_PER_SOLUTION = 20
-#: ``ik_many`` stops after ``STALE_FACTOR * n + 20`` solutions in a row that were all
-#: within ``min_distance`` of kept ones: the target's solutions are exhausted at that
-#: spacing (a short self-motion manifold, few branches).
-STALE_FACTOR = 2
+#: ``ik_many`` stops after ``STALE_FACTOR * k + STALE_MIN`` solutions in a row that were
+#: all within ``min_distance`` of the ``k`` kept ones: the target's solutions are
+#: exhausted at that spacing (a short self-motion manifold, few branches). Were there
+#: one more solution as easy to reach as the others, each success would be new with
+#: probability about ``1 / (k + 1)``, and ``3 k + 20`` repeats in a row would happen
+#: with probability below ``exp(-3)`` (5 %). Scaled by ``k``, not by ``n``: a pose
+#: with 12 branches stops as soon whether 20 or 50 were asked for.
+STALE_FACTOR = 3
+STALE_MIN = 20
+#: Smallest yield (new solutions per start) the round size assumes: a pose that gives
+#: few does not make rounds of thousands of starts.
+MIN_YIELD = 0.05
+#: Most starts in one round of ``ik_many``: enough to keep every core busy, few enough
+#: that the stop tests (solutions exhausted, time budget) run often when ``n`` is large.
+MAX_ROUND = 256
+#: Largest distance table one vectorized uniqueness test builds (kept x found rows).
+DISTANCE_CELLS = 200_000
 
 #: One learned attempt's options (no seeds, no restarts, seed 0) by the caller's options
 #: less their seed: a loop that passes ``seed=k`` gets the same object every call, so
@@ -185,14 +196,12 @@ def solve_seeded(
         tried, iterations = 1, int(best.iterations)
     seed = opts.draw_seed()
     budget = opts.budget
-    # Close samples first; then spread ones (other branches: around an obstacle).
-    for n, temperature in ((SEED_SAMPLES, SEED_TEMPERATURE), (SPREAD_SAMPLES, 1.0)):
-        if best is not None and best.success:
-            break
-        starts = source.configurations(model, P[0], n, q_start, seed, temperature)
-        if temperature == 1.0 and opts.collision:
-            starts = _clear(model, starts, opts)
-        for q in starts[: SEED_ATTEMPTS if temperature != 1.0 else n]:
+    # The samples closest to the target; when they fail, the ordinary solve's random
+    # restarts (drawn clear of obstacles in a collision-aware solve, all in one compiled
+    # call) do better than more learned samples.
+    if best is None or not best.success:
+        starts = source.configurations(model, P[0], SEED_SAMPLES, q_start, seed, SEED_TEMPERATURE)
+        for q in starts[:SEED_ATTEMPTS]:
             r = solve(model, target, frame, q0=q, options=attempt)
             tried += 1
             iterations += int(r.iterations)
@@ -200,8 +209,6 @@ def solve_seeded(
                 best = r
             if r.success or (budget and time.perf_counter() - t0 > budget):
                 break
-        if budget and time.perf_counter() - t0 > budget:
-            break
     assert best is not None  # SEED_ATTEMPTS >= 1
     if not best.success and not (budget and time.perf_counter() - t0 > budget):
         r = solve(model, target, frame, q0=best.q, options=_fallback(opts))
@@ -213,17 +220,6 @@ def solve_seeded(
     best.restarts = tried - 1
     best.elapsed = time.perf_counter() - t0
     return best
-
-
-def _clear(model: Model, starts: np.ndarray, opts: IKOptions) -> np.ndarray:
-    """The ``starts`` that keep the margin: a learned sample knows nothing of obstacles,
-    and a descent that starts in collision seldom gets out (the random restarts of a
-    collision-aware solve are drawn clear for the same reason)."""
-    from ..collision.robot import collision_model
-
-    cm = opts.collision_model if opts.collision_model is not None else collision_model(model)
-    d = cm.distance(starts, list(opts.obstacles), opts.self_pairs, opts.ignore).distance
-    return starts[np.asarray(d) >= opts.margin]
 
 
 # --- many solutions ---------------------------------------------------------------------------
@@ -245,8 +241,9 @@ def solve_many(
 
     Each start (a learned sample from ``seeds``, else a uniform random configuration of
     the active joints, the others at ``q0``; with ``seeds``, random starts take a share
-    of a round when the previous one found few new solutions) is solved by one descent of the chosen
-    method (no restarts); batches of starts run on every core. A solution is kept
+    of a round when the previous one found few new solutions) is solved by one descent of
+    the chosen method (no restarts); batches of starts run on every core, each sized for
+    the solutions still missing at the yield of the starts so far. A solution is kept
     when FK puts the frame on a 4x4 pose target within the tolerance (position [m] and
     rotation angle [rad]; for other targets the solver's own FK check), and when it
     differs from every solution kept before by more than ``min_distance`` [rad or m] in
@@ -254,8 +251,8 @@ def solve_many(
     modulo 2 pi). Stops at ``n`` solutions, after ``max_attempts`` starts (default
     ``20 n``) or at ``time_budget`` [s] for the whole call (default unlimited). Fewer
     than ``n`` (none for an unreachable target) is an answer, not an error: it also
-    stops after ``2 n + 20`` solutions in a row that were none of them new
-    (:data:`STALE_FACTOR`).
+    stops after ``3 k + 20`` solutions in a row that were none of them new, ``k`` the
+    number kept (:data:`STALE_FACTOR`).
 
     Args:
         options: IK options (``method``, ``tol``, ``active``, ``obstacles``, ...); each
@@ -298,38 +295,82 @@ def solve_many(
     moving = np.nonzero(model.active_mask(opts.active))[0]
     rng = np.random.default_rng(opts.draw_seed())
     wrap = model.continuous[model.v_q] & (model.v_q >= 0)
-    kept: list[np.ndarray] = []
     table = np.empty((n, model.nq))  # the kept solutions as rows, for the distance test
-    tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
+    k = tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
     share = 1.0  # of the starts that are learned ones
-    while len(kept) < n and tried < attempts_max and repeats < STALE_FACTOR * n + 20:
+    while k < n and tried < attempts_max and repeats < STALE_FACTOR * k + STALE_MIN:
         if budget and time.perf_counter() - t0 >= budget:
             break
-        m = int(min(attempts_max - tried, max(8, 2 * (n - len(kept)))))
+        m = _round_size(n - k, k, tried, attempts_max - tried)
         starts = np.repeat(q_base[None], m, axis=0)
         starts[:, moving] = model.random_configuration(m, rng)[:, moving]
         n_learned = int(np.ceil(share * m)) if seeds is not None else 0
         if n_learned:
             starts[:n_learned] = seeds.configurations(
-                model, P[0], n_learned, q_base, opts.seed + rounds, MANY_TEMPERATURE
+                model, P[0], n_learned, q_base, opts.seed + rounds, MANY_TEMPERATURE, rank=False
             )
         rounds += 1
         tried += m
-        before = len(kept)
+        before = k
         found = _solutions(model, target, frame, starts, attempt, pose)
-        for q in found:
-            if not kept or _far(model, table[: len(kept)], q, md, wrap):
-                table[len(kept)] = q
-                kept.append(q)
-                repeats = 0
-                if len(kept) == n:
-                    break
-            else:
-                repeats += 1
+        k, repeats = _keep(model, table, k, found, md, wrap, repeats)
         # Learned samples crowd where the distribution is dense: once a round brings few
         # new solutions, random starts take a share (at most 3/4) of the next one.
-        share = min(1.0, max(0.25, 2.0 * (len(kept) - before) / m))
-    return np.array(kept, dtype=np.float64).reshape(len(kept), model.nq)
+        share = min(1.0, max(0.25, 2.0 * (k - before) / m))
+    return table[:k].copy()
+
+
+def _round_size(missing: int, kept: int, tried: int, left: int) -> int:
+    """Starts of the next round: enough for the ``missing`` solutions at the yield seen so
+    far (new solutions per start; 1 before the first round), with a quarter more and 4
+    spare, at most ``left`` and :data:`MAX_ROUND`. The same rule for learned and random
+    starts: a source whose starts converge to new solutions more often runs smaller
+    rounds."""
+    rate = max(kept / tried, MIN_YIELD) if tried else 1.0
+    return int(max(1, min(left, MAX_ROUND, np.ceil(1.25 * missing / rate) + 4)))
+
+
+def _keep(
+    model: Model, table: np.ndarray, k: int, found: list[np.ndarray], md: float,
+    wrap: np.ndarray, repeats: int,
+) -> tuple[int, int]:  # fmt: skip
+    """Append to ``table[:k]`` the ``found`` solutions (in order) that differ from every
+    row kept before them by more than ``md`` somewhere; the new count, and the count of
+    solutions in a row that were not kept (``repeats``, carried over from earlier
+    rounds). Per chunk of ``found``: one vectorized test against the rows kept before
+    it, then its survivors against each other."""
+    n = len(table)
+    step = max(1, DISTANCE_CELLS // max(1, k))
+    for c in range(0, len(found), step):
+        chunk = np.asarray(found[c : c + step])
+        far = np.ones(len(chunk), dtype=bool)
+        if k:
+            far = _gap(model, table[:k][None], chunk[:, None], wrap).max(axis=2).min(axis=1) > md
+        start = k
+        for i in range(len(chunk)):
+            if far[i] and (
+                k == start or _gap(model, table[start:k], chunk[i], wrap).max(axis=1).min() > md
+            ):
+                table[k] = chunk[i]
+                k += 1
+                repeats = 0
+                if k == n:
+                    return k, repeats
+            else:
+                repeats += 1
+    return k, repeats
+
+
+def _gap(model: Model, a: np.ndarray, b: np.ndarray, wrap: np.ndarray) -> np.ndarray:
+    """``|a - b|`` per velocity coordinate (broadcast), continuous joints modulo 2 pi."""
+    if model.nq == model.nv:
+        d = a - b
+    else:
+        a, b = np.broadcast_arrays(a, b)
+        d = model.difference(a.reshape(-1, model.nq), b.reshape(-1, model.nq))
+        d = d.reshape(*a.shape[:-1], model.nv)
+    d[..., wrap] = (d[..., wrap] + np.pi) % (2 * np.pi) - np.pi
+    return np.abs(d)
 
 
 def _solutions(
@@ -356,15 +397,8 @@ def _solutions(
         )
         return list(Q[exact])
     out = []
-    for q in starts[:SEED_ATTEMPTS]:
+    for q in starts:
         r = solve(model, target, frame, q0=q, options=attempt)
         if r.success:
             out.append(np.asarray(r.q))
     return out
-
-
-def _far(model: Model, kept: np.ndarray, q: np.ndarray, md: float, wrap: np.ndarray) -> bool:
-    """Whether ``q`` differs from every row of ``kept`` by more than ``md`` somewhere."""
-    d = kept - q if model.nq == model.nv else model.difference(kept, q)
-    d[:, wrap] = (d[:, wrap] + np.pi) % (2 * np.pi) - np.pi
-    return bool(np.all(np.abs(d).max(axis=1) > md))

@@ -123,12 +123,13 @@ class LearnedIK:
 
     def configurations(
         self, model: Model, T: np.ndarray, n: int, q0: np.ndarray, seed: int,
-        temperature: float = 1.0,
+        temperature: float = 1.0, rank: bool = True,
     ) -> np.ndarray:  # fmt: skip
         """``n`` full configurations ``(n, nq)`` for the pose ``T`` (4, 4): ``q0`` with the
         learned joints sampled (latent std ``temperature``), ordered by how close their
-        ``frame`` lands to ``T`` (closest first). The seed source of ``Model.ik(seeds=...)``
-        and ``ik_many``; the caller has checked ``T``."""
+        ``frame`` lands to ``T`` (closest first; ``rank=False``: in draw order, no FK).
+        The seed source of ``Model.ik(seeds=...)`` and ``ik_many``; the caller has checked
+        ``T``."""
         cols = self.columns(model)
         n_last, seed_last, t_last, z = self._latents
         if n_last != n or seed_last != seed or t_last != temperature:
@@ -142,6 +143,8 @@ class LearnedIK:
         Q = np.empty((n, len(q0)))
         Q[:] = q0
         Q[:, cols] = q
+        if not rank:
+            return Q
         # Rank in the flow's own feature space: position and rotation, standardized.
         kind = self.flow.kind
         f = pose_features(model.fk(Q, self.frame), kind)
