@@ -1,8 +1,8 @@
 """Step rules: how one iteration moves ``q``, given the errors at the current ``q``.
 
-Long because the rules, their linear solves and the update that wraps them are one
-compiled unit: each driver inlines the rule it binds (``_drivers``), and splitting the
-solves into another module would split the GPU twin's translation scope too.
+Long because the rules, their linear solves and the update that wraps them sit together:
+each driver binds one rule into :func:`jacobian_update` (``_drivers``), and a reader
+follows a step from the assembled system to the integrated ``q`` in one file.
 
 A Jacobian method is a *rule* ``step_x(cf, w, rows)`` that turns the weighted stacked
 system ``w.J dq = w.e`` into a step ``w.dq`` over the active DoF (it may pin joints at
