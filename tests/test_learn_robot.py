@@ -368,3 +368,23 @@ def test_bad_use(tmp_path, arm: kinetree.Model, panda: kinetree.Model, panda_ik:
         load_ik(junk)
     with pytest.raises(KinetreeError):
         load_ik(tmp_path / "missing.npz")
+
+
+def test_cli_learns_a_robots_ik_seeds(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from typer.testing import CliRunner
+
+    from kinetree.cli import app
+    from kinetree.learn import load_ik
+
+    out = tmp_path / "seeds.npz"
+    args = ["learn", "ik", "planar2r", "-o", str(out), "--conditions", "position"]
+    r = CliRunner().invoke(app, [*args, "--samples", "2000", "--steps", "20"])
+    assert r.exit_code == 0, r.output
+    learned = load_ik(out)
+    m = kinetree.load("planar2r")
+    T = m.fk(m.random_configuration(rng=0))
+    q = learned.sample(T, 4)
+    assert q.shape == (4, m.nq) and np.all(np.isfinite(q))
+    r = CliRunner().invoke(app, ["learn", "ik", "planar2r", "-o", str(out), "--conditions", "x"])
+    assert r.exit_code == 2 and "position" in r.output

@@ -1,8 +1,9 @@
-"""``kinetree learn``: train a pose prior from BVH clips, show what a prior was trained on.
+"""``kinetree learn``: train a pose prior from BVH clips, show what a prior was trained on,
+and learn a robot's IK seeds from its own FK samples.
 
-Registered on :data:`kinetree.cli.app` (``cli.py`` imports this module); the learned
-robot IK adds its commands to :data:`learn_app`. Thin: :func:`kinetree.learn.train_pose_prior`
-and :func:`kinetree.learn.load_prior` do the work.
+Registered on :data:`kinetree.cli.app` (``cli.py`` imports this module). Thin:
+:func:`kinetree.learn.train_pose_prior`, :func:`kinetree.learn.load_prior` and
+:func:`kinetree.learn.train_ik` do the work.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import Annotated
 
 import typer
 
-from .cli import EPILOG, app, cli_errors
+from .cli import EPILOG, ModelArg, _load, app, cli_errors
 from .errors import InvalidValueError
 
 __all__ = ["learn_app"]
 
 learn_app = typer.Typer(
-    help="Learned models: train a human pose prior (needs kinetree[learn]).",
+    help="Learned models: a human pose prior, a robot's IK seeds (need kinetree[learn]).",
     no_args_is_help=True,
 )
 app.add_typer(learn_app, name="learn")
@@ -90,3 +91,30 @@ def info_cmd(
     from .learn import load_prior
 
     typer.echo(json.dumps(load_prior(prior).meta, indent=1, sort_keys=True))
+
+
+@learn_app.command("ik", epilog=EPILOG)
+@cli_errors
+def ik_cmd(
+    model: ModelArg,
+    output: Annotated[
+        str, typer.Option("-o", "--output", metavar="OUT", help="The .npz to write.")
+    ],
+    frame: Annotated[
+        str | None, typer.Option(help="Frame to condition on (default: the first end effector).")
+    ] = None,
+    conditions: Annotated[str, typer.Option(help="'pose' or 'position'.")] = "pose",
+    samples: Annotated[int, typer.Option(help="FK samples to learn from.")] = 200_000,
+    steps: Annotated[int, typer.Option(help="Training steps.")] = 4000,
+    seed: Annotated[int, typer.Option(help="Same model and seed, same weights.")] = 0,
+) -> None:
+    """Learn configurations given a frame's pose from the model's own FK samples (a
+    conditional flow; a progress bar on stderr); use it as ``model.ik(T, seeds=...)`` or
+    ``model.ik_many(T, n, seeds=...)`` after ``kinetree.learn.load_ik(OUT)``."""
+    from .learn import train_ik
+
+    learned = train_ik(
+        _load(model), frame, conditions=conditions, samples=samples, steps=steps, seed=seed
+    )
+    path = learned.save(output)
+    typer.echo(f"{path}: {samples} samples, {steps} steps, seed {seed}")
