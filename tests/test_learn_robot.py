@@ -169,7 +169,7 @@ def test_solving_with_a_saved_model_needs_no_torch(tmp_path, panda_ik: LearnedIK
         f"learned = load_ik({str(path)!r})\n"
         "panda = kinetree.load('panda')\n"
         "T = panda.fk(panda.random_configuration(rng=3))\n"
-        "r = panda.ik(T, seeds=learned)\n"
+        "r = panda.ik(T, seeds=learned, time_budget=None)\n"
         "assert r.success, r\n"
         "print('torch' in sys.modules)\n"
     )
@@ -195,12 +195,12 @@ def test_learned_seeds_keep_exactness_and_limits(
 ) -> None:
     _, P = _panda_targets(panda, 12)
     for T in P:
-        r = panda.ik(T, seeds=panda_ik)
+        r = panda.ik(T, seeds=panda_ik, time_budget=None)  # load-independent
         assert r.success
         assert np.all(np.isfinite(r.q)) and panda.within_limits(r.q)
         e = kinetree.spatial.pose_error(T, panda.fk(r.q))
         assert np.linalg.norm(e[:3]) <= 1e-6 and np.linalg.norm(e[3:]) <= 1e-6
-    batch = panda.ik(P[:3], seeds=panda_ik)  # a batch of poses: one seeded solve each
+    batch = panda.ik(P[:3], seeds=panda_ik, time_budget=None)  # one seeded solve per pose
     assert batch.success.all() and batch.q.shape == (3, 7)
     assert np.abs(panda.fk(batch.q) - P[:3]).max() < 1e-5
 
@@ -236,7 +236,8 @@ def test_collision_aware_seeded_successes_keep_the_margin(tmp_path, monkeypatch)
     world = _world()
     solved = 0
     for p in _targets(arm, 8, world, seed=3):
-        r = arm.ik(kinetree.Position(p), "tip", obstacles=world, margin=MARGIN, seeds=learned)
+        r = arm.ik(kinetree.Position(p), "tip", obstacles=world, margin=MARGIN, seeds=learned,
+                   time_budget=None)  # fmt: skip
         assert np.all(np.isfinite(r.q)) and arm.within_limits(r.q)
         if r.success:
             solved += 1
