@@ -21,12 +21,14 @@ WRITES = {
     "02_batch.py": [],
     "03_humanoid_reach.py": ["03_humanoid_reach.png"],
     "04_bvh_edit.py": ["04_walk_hand_raised.bvh"],
+    "05_sparse_mocap_pose.py": [],
 }
 EXPECT = {
     "01_load_urdf_and_solve.py": "FK check: position error",
     "02_batch.py": "100.0% solved",
     "03_humanoid_reach.py": "above_hips       success=True",
     "04_bvh_edit.py": "240/240 frames on target",
+    "05_sparse_mocap_pose.py": "four-point, prior: 21/21 frames solved",
 }
 
 
