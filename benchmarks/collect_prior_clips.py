@@ -2,7 +2,7 @@
 Daz-style clip, from git copies of their public repositories (nothing is committed here).
 
     python benchmarks/collect_prior_clips.py MIRRORS out/prior_data
-    kinetree learn prior out/prior_data/train -o human.npz --every 2 --epochs 60 \
+    kinetree learn prior out/prior_data/train -o human.npz --every 1 --epochs 60 \
         --seed 0 --noise 0.01 --weight-decay 0.0001 --name human   # the shipped human.npz
     python benchmarks/realism.py --extra out/prior_data/eval
 

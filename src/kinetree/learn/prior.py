@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import FileFormatError, InvalidValueError, unknown_name
 from ..model import Model
-from ._body import N_INPUTS, OUTPUT_ROLES, BodyLayout
+from ._body import N_INPUTS, OUTPUT_ROLES, BodyLayout, mirror_inputs, mirror_outputs
 from ._mlp import MLP
 
 __all__ = ["FORMAT_VERSION", "SHIPPED", "PosePrior", "layout_of", "load_prior"]
@@ -69,8 +69,23 @@ class PosePrior:
         and the world positions of the given input roles (``{"head": p, "wrist_l": p,
         ...}``, the model's length unit); given roles keep their positions."""
         layout = layout_of(model)
-        y = self.mlp(layout.inputs(T_world_pelvis, p_world))
+        y = self.body_pose(layout.inputs(T_world_pelvis, p_world))
         return layout.placed(T_world_pelvis, y, p_world)
+
+    def body_pose(self, x: np.ndarray) -> np.ndarray:
+        """The network's outputs ``(3 * len(OUTPUT_ROLES),)`` (body frame, body heights)
+        for one input vector ``(N_INPUTS,)`` (:meth:`~._body.BodyLayout.inputs`).
+
+        The network is asked twice, about the body and about its left-right mirror
+        image, and the two answers (the second mirrored back) are averaged: a body is
+        symmetric, the network only nearly so (trained on both images, it errs
+        differently on each), and the mean is the better guess on held-out subjects
+        (``docs/characters.md``). The result is exactly mirror-symmetric."""
+        x = np.asarray(x, dtype=np.float64)[None]
+        y = self.mlp(x[0])
+        y_mirror = self.mlp(mirror_inputs(x)[0])[None]
+        back, _ = mirror_outputs(y_mirror, np.ones((1, len(OUTPUT_ROLES)), dtype=bool))
+        return 0.5 * (y + back[0])
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the prior to ``path`` (``.npz``); returns the path written."""
