@@ -43,6 +43,11 @@ def _sphere_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def arm() -> kinetree.Model:
+    return sphere_arm()
+
+
+def sphere_arm() -> kinetree.Model:
+    """A four-joint arm whose links are the collision spheres ``SPHERES``."""
     b = kinetree.ModelBuilder("sphere_arm", root="base")
     b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
     b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))

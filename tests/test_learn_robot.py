@@ -217,20 +217,10 @@ def test_unreachable_target_with_seeds_fails_honestly(
 def test_collision_aware_seeded_successes_keep_the_margin(tmp_path, monkeypatch) -> None:
     """With obstacles, the learned attempts are collision-aware solves too: every success
     keeps the margin by the closed-form sphere distances of ``test_collision_ik``."""
-    from kinetree import geometry as geo
-    from kinetree.spatial import translation
-    from test_collision_ik import MARGIN, SPHERES, _clearance, _targets, _world
+    from test_collision_ik import MARGIN, _clearance, _targets, _world, sphere_arm
 
     monkeypatch.setenv("KINETREE_CACHE_DIR", str(tmp_path / "kt-cache"))
-    b = kinetree.ModelBuilder("sphere_arm", root="base")
-    b.add_joint("j1", "base", "l1", axis="z", limits=(-2.9, 2.9))
-    b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
-    b.add_joint("j3", "l2", "l3", axis="y", origin=translation([0.4, 0, 0]), limits=(-2.5, 2.5))
-    b.add_joint("j4", "l3", "l4", axis="y", origin=translation([0.3, 0, 0]), limits=(-2, 2))
-    b.add_frame("tip", "l4", translation([0.1, 0, 0]))
-    for frame, c, r in SPHERES:
-        b.add_geometry(frame, geo.Sphere(radius=r, kind="collision", origin=translation(c)))
-    arm = b.build()
+    arm = sphere_arm()
     learned = train_ik(arm, "tip", conditions="position", samples=3000, steps=100, batch=256,
                        hidden=16, layers=4)  # fmt: skip
     world = _world()
