@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import geometry as geo
+from .._cache import PerModel
 from .._compile import notice
 from .._threads import run_chunks
 from .._validate import as_array, check_keywords, check_positive
@@ -383,9 +383,7 @@ def find_disabled_pairs(
     return out
 
 
-_CACHE: weakref.WeakKeyDictionary[Model, dict[tuple[object, ...], CollisionModel]] = (
-    weakref.WeakKeyDictionary()
-)
+_CACHE: PerModel[CollisionModel] = PerModel()
 
 
 def collision_model(
@@ -409,9 +407,9 @@ def collision_model(
     cacheable = disabled is None or isinstance(disabled, (str, os.PathLike))
     if isinstance(disabled, (str, os.PathLike)):
         key += (os.fspath(disabled),)
-    per_model = _CACHE.setdefault(model, {})
-    if cacheable and key in per_model:
-        return per_model[key]
+    kept = _CACHE.get(model, key) if cacheable else None
+    if kept is not None:
+        return kept
     sp = robot_spheres(model, max_spheres, max_overshoot, skip_missing=skip_missing)
     if not sp.links:
         raise UnsupportedError(
@@ -437,7 +435,7 @@ def collision_model(
     )
     cm = CollisionModel(model, sp, pairs, enabled)
     if cacheable:
-        per_model[key] = cm
+        _CACHE.put(model, cm, key)
     return cm
 
 

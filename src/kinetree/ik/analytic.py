@@ -70,13 +70,13 @@ Boundaries and tolerances
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._cache import PerModel
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..model import JointType, Model
@@ -422,9 +422,7 @@ def _geometry_matches(model: Model, kind: str, params: Any) -> bool:
     return True
 
 
-_IDENTIFIED: weakref.WeakKeyDictionary[Model, tuple[tuple[str, Any] | None, str]] = (
-    weakref.WeakKeyDictionary()
-)
+_IDENTIFIED: PerModel[tuple[tuple[str, Any] | None, str]] = PerModel()
 
 
 def _identify_why(model: Model) -> tuple[tuple[str, Any] | None, str]:
@@ -445,7 +443,7 @@ def _identify_why(model: Model) -> tuple[tuple[str, Any] | None, str]:
         arm, why = describe_6r(model)
         if arm is not None:
             found = ("screw6r", arm)
-    _IDENTIFIED[model] = (found, why)
+    _IDENTIFIED.put(model, (found, why))
     return found, why
 
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._cache import PerModel
 from ..errors import FileFormatError, InvalidValueError, unknown_name
 from ..model import Model
 from ._body import N_INPUTS, OUTPUT_ROLES, BodyLayout, mirror_inputs, mirror_outputs
@@ -35,15 +35,12 @@ _DATA = Path(__file__).parent / "data"
 #: Priors shipped with kinetree: name -> file (see ``learn/data/README.md``).
 SHIPPED = {"human": _DATA / "human.npz"}
 
-_LAYOUTS: weakref.WeakKeyDictionary[Model, BodyLayout] = weakref.WeakKeyDictionary()
+_LAYOUTS: PerModel[BodyLayout] = PerModel()
 
 
 def layout_of(model: Model) -> BodyLayout:
     """The body-part layout of ``model`` (cached per model)."""
-    layout = _LAYOUTS.get(model)
-    if layout is None:
-        layout = _LAYOUTS[model] = BodyLayout.of(model)
-    return layout
+    return _LAYOUTS.get_or_build(model, lambda: BodyLayout.of(model))
 
 
 @dataclass(frozen=True, eq=False)

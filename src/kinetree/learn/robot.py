@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import time
-import weakref
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._cache import PerModel
 from .._progress import progress
 from ..errors import FileFormatError, InvalidValueError, ShapeError, UnsupportedError
 from ..model import Model
@@ -77,7 +77,7 @@ class LearnedIK:
         #: The latents of the last ``configurations`` call by (n, seed, temperature): a loop
         #: passes the same seed every call, and drawing costs more than the flow.
         self._latents: tuple[int, int, float, np.ndarray] = (0, -1, 1.0, np.empty((1, 0, 0)))
-        self._columns: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
+        self._columns: PerModel[np.ndarray] = PerModel()
 
     @property
     def conditions(self) -> str:
@@ -169,7 +169,7 @@ class LearnedIK:
                     f"{', '.join(missing)}; the model's joints are: {', '.join(model.joint_names)}"
                 )
             cols = np.array([model.joint_names.index(j) for j in self.joint_names])
-            self._columns[model] = cols
+            self._columns.put(model, cols)
         return cols
 
     # --- files ------------------------------------------------------------------------
