@@ -65,7 +65,6 @@ def test_task_jacobians_match_finite_differences(panda, rng):
         dk.ComTask([0.1, 0.0, 0.5]),
         dk.ManipulabilityTask("hand", minimum=10.0, rows="position"),
         dk.ManipulabilityTask("hand"),
-        dk.JointTask("elbow", 0.3),
     ]
     for task in tasks:
         np.testing.assert_allclose(task.jacobian(model, q), _fd_task_jacobian(task, model, q),
@@ -74,8 +73,6 @@ def test_task_jacobians_match_finite_differences(panda, rng):
     post = dk.PostureTask(_q0(panda))
     np.testing.assert_allclose(post.jacobian(panda, qp), _fd_task_jacobian(post, panda, qp),
                                atol=1e-8)  # fmt: skip
-    jt = dk.JointTask(["joint2", "joint6"], [0.1, 1.0], cost=[1.0, 2.0])
-    np.testing.assert_allclose(jt.jacobian(panda, qp), _fd_task_jacobian(jt, panda, qp), atol=1e-8)
     ft = dk.FrameTask("flange", _target(panda, turn=2.5))
     np.testing.assert_allclose(ft.jacobian(panda, qp), _fd_task_jacobian(ft, panda, qp), atol=1e-7)
 
@@ -374,29 +371,3 @@ def test_a_lower_level_never_spoils_the_first_over_iterations(panda):
         Tq = panda.fk(r.q, "flange")
         assert np.linalg.norm(Tq[:3, 3] - T[:3, 3]) <= 1e-5
         assert np.abs(Tq[:3, :3] - T[:3, :3]).max() <= 1e-5
-
-
-def test_joint_task_reaches_its_values_while_the_hand_holds():
-    panda = kinetree.load("panda")
-    q0 = _q0(panda)
-    hand = dk.FrameTask("flange", panda.fk(q0, "flange"), orientation_cost=0.0)
-    wrist = dk.JointTask("joint7", 0.2)
-    res = dk.solve(panda, q0, [[hand], [wrist]], limits=[dk.ConfigurationLimit()],
-                   tolerance=1e-9, max_steps=200, goals=[hand, wrist])  # fmt: skip
-    assert res.success, res.message
-    assert abs(res.q[6] - 0.2) <= 1e-9  # read from q itself, not the task's error
-    np.testing.assert_allclose(
-        panda.fk(res.q, "flange")[:3, 3], panda.fk(q0, "flange")[:3, 3], atol=1e-8
-    )
-
-
-def test_joint_task_bad_input(panda):
-    q = _q0(panda)
-    with pytest.raises(UnknownNameError, match="nope"):
-        dk.solve_step(panda, q, [dk.JointTask("nope", 0.0)], 0.01)
-    with pytest.raises(ShapeError, match="JointTask target"):
-        dk.solve_step(panda, q, [dk.JointTask("joint1", [0.0, 1.0])], 0.01)
-    with pytest.raises(InvalidValueError, match="cost"):
-        dk.JointTask("joint1", 0.0, cost=-1.0)
-    with pytest.raises(kinetree.errors.UnsupportedError, match="quaternion"):
-        dk.JointTask("root_joint", 0.0).error(_balls(), _balls().neutral())

@@ -36,7 +36,6 @@ from .step import solve_step as solve_step
 from .tasks import ComTask as ComTask
 from .tasks import DampingTask as DampingTask
 from .tasks import FrameTask as FrameTask
-from .tasks import JointTask as JointTask
 from .tasks import ManipulabilityTask as ManipulabilityTask
 from .tasks import PostureTask as PostureTask
 from .tasks import Task as Task
@@ -49,7 +48,6 @@ __all__ = [
     "DampingTask",
     "DiffIKResult",
     "FrameTask",
-    "JointTask",
     "Limit",
     "ManipulabilityTask",
     "NoSolutionError",

@@ -5,17 +5,8 @@ from __future__ import annotations
 from .com import ComTask as ComTask
 from .damping import DampingTask as DampingTask
 from .frame import FrameTask as FrameTask
-from .joint import JointTask as JointTask
 from .manipulability import ManipulabilityTask as ManipulabilityTask
 from .posture import PostureTask as PostureTask
 from .task import Task as Task
 
-__all__ = [
-    "ComTask",
-    "DampingTask",
-    "FrameTask",
-    "JointTask",
-    "ManipulabilityTask",
-    "PostureTask",
-    "Task",
-]
+__all__ = ["ComTask", "DampingTask", "FrameTask", "ManipulabilityTask", "PostureTask", "Task"]
