@@ -23,8 +23,8 @@ from ik_helpers import (
 from kinetree import KinetreeError, Pose, Position
 from kinetree.ik.analytic import wrap_angle
 
-ALL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "gauss_newton", "fabrik", "bfgs", "lbfgs", "cg")
-KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "gauss_newton")
+ALL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg")
+KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 
 
 # --- 1000 random pose targets with the default method ---------------------------------------

@@ -22,7 +22,7 @@ from kinetree.errors import (
 )
 from kinetree.ik import METHODS
 
-NUMERIC_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "gauss_newton", "bfgs", "lbfgs", "cg")
+NUMERIC_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "bfgs", "lbfgs", "cg")
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,6 @@ SETTINGS = {
     "pinv": dict(tol=1e-6, restarts=50, max_joint_step=0.25),
     "dls": dict(tol=1e-6, restarts=20),
     "sdls": dict(tol=1e-6, restarts=20),
-    "gauss_newton": dict(tol=1e-6, restarts=20),
     "transpose": dict(tol=1e-4, max_iter=20000, restarts=50, stall_iter=200),
     "ccd": dict(tol=1e-4, max_iter=5000, restarts=20, stall_iter=100),
 }

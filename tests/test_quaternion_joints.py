@@ -223,7 +223,7 @@ def arm_pose(model: Model, rng: np.random.Generator, joints: tuple[str, ...] = A
     return q
 
 
-@pytest.mark.parametrize("method", ["dls", "pinv", "sdls", "transpose", "ccd", "gauss_newton"])
+@pytest.mark.parametrize("method", ["dls", "pinv", "sdls", "transpose", "ccd"])
 def test_compiled_methods_move_ball_joints_within_their_cones(model: Model, method: str) -> None:
     rng = np.random.default_rng(7)
     solved = 0

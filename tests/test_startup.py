@@ -48,7 +48,7 @@ class _Never:
 
 
 def _kernels() -> list[Any]:
-    return [driver(m, st) for m in ("dls", "transpose", "ccd", "gauss_newton") for st in (False, True)]
+    return [driver(m, st) for m in ("dls", "transpose", "ccd") for st in (False, True)]
 
 
 @pytest.fixture
@@ -106,7 +106,6 @@ CASES: dict[str, Callable[[kinetree.Model, np.ndarray], Any]] = {
     "dls from q0": lambda m, T: m.ik(T[:6], method="dls", q0=m.random_configuration(6, rng=2)),
     "transpose": lambda m, T: m.ik(T[:3], method="transpose", max_iter=60),
     "ccd": lambda m, T: m.ik(Position(T[1][:3, 3]), method="ccd"),
-    "gauss_newton": lambda m, T: m.ik(T[:3], method="gauss_newton"),
     "no budget": lambda m, T: m.ik(T[:4], time_budget=None, restarts=3),
 }
 

@@ -27,7 +27,6 @@ RULES = {
     "pinv": _steps.step_pinv,
     "transpose": _steps.step_transpose,
     "sdls": _steps.step_sdls,
-    "gauss_newton": _steps.step_gauss_newton,
 }
 
 

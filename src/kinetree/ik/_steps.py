@@ -384,13 +384,6 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def step_gauss_newton(cf: Config, w: Work, rows: np.ndarray) -> None:
-    """Gauss-Newton with the smallest damping only: ``dq = J^T (J J^T + lambda_min I)^-1 e``
-    (no active set: the loop clips the step at the limits)."""
-    dls_solve(w.J, w.e, cf.lambda_min, w.dq, w.A, w.y, rows, cf.tcols)
-
-
-@njit(cache=True, inline="always")
 def step_pinv(cf: Config, w: Work, rows: np.ndarray) -> None:
     """Pseudoinverse (SVD with a relative cut-off, or ``J^T (J J^T)^-1``)."""
     pinv_solve(w.J, w.e, cf.cutoff, cf.pinv_form, w.dq, w.A, w.y, rows, cf.tcols)

@@ -30,10 +30,10 @@ __all__ = [
 
 #: Every method name :func:`kinetree.ik.solve` accepts.
 METHODS = (
-    "auto", "pinv", "transpose", "dls", "sdls", "ccd", "gauss_newton", "fabrik", "bfgs", "lbfgs", "cg", "analytic",
+    "auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg", "analytic",
 )  # fmt: skip
 #: Methods run by the compiled loop (``auto`` is ``dls`` with restarts and a budget).
-KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "gauss_newton")
+KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 #: Smallest tolerance accepted [m or rad]: below it the error of FK in float64 itself
 #: (about 1e-15 of the model's size) would decide success.
 MIN_TOLERANCE = 1e-12
@@ -59,7 +59,7 @@ COLLISION_SEEDS = 8
 _COMPARED: tuple[dataclasses.Field[Any], ...] = ()  # set below the class
 
 _DEFAULT_MAX_ITER = {"auto": 30, "pinv": 200, "transpose": 2000, "dls": 200, "sdls": 500,
-                     "ccd": 500, "gauss_newton": 200}  # fmt: skip
+                     "ccd": 500}  # fmt: skip
 
 
 def _bool(name: str, v: Any) -> bool:
@@ -128,7 +128,7 @@ class IKOptions:
         active: joint, group or preset names that may move; None: all.
         tol: (position [m], rotation [rad]); a single number sets both. At least
             :data:`MIN_TOLERANCE`.
-        max_iter: iterations per attempt; None: 30 for auto, 200 pinv/dls/gauss_newton, 2000
+        max_iter: iterations per attempt; None: 30 for auto, 200 pinv/dls, 2000
             transpose, 500 sdls/ccd.
         restarts: random restarts within the limits after the first attempt; None:
             200 for auto, else 0.

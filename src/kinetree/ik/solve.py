@@ -38,7 +38,7 @@ PARALLEL_MIN = 8
 #: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
 #: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
 #: compiled one's).
-INTERPRETABLE = frozenset({"dls", "transpose", "ccd", "gauss_newton"})
+INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
 
 
 def solve(
