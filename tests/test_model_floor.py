@@ -11,7 +11,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 import kinetree
+from kinetree.ik.swing_twist_layout import swing_twist_layout
 
 MODEL = Path(kinetree.__file__).parent / "model.py"
 #: What model.py may import when it is imported: the floors below it and beside it.
@@ -91,3 +95,17 @@ def test_the_checks_see_a_violation() -> None:
     assert mods == ["ik.solve"] and mods[0].split(".")[0] not in BELOW
     inner = [n for n in ast.walk(bad.body[1]) if isinstance(n, ast.ImportFrom)]
     assert _kinetree_module(inner[0]) == ["ik._swing_twist"]
+
+
+def test_swing_twist_layout_moved_to_ik_with_a_deprecated_alias() -> None:
+    model = kinetree.load("humanoid")
+    active = np.ones(model.nq, dtype=bool)
+    ints, floats = swing_twist_layout(model, active)
+    assert ints[0] == len(model.swing_twist) > 0  # every group has an active DoF
+    assert floats.size == 6 * ints[0]
+    with pytest.warns(DeprecationWarning, match=r"ik\.swing_twist_layout"):
+        old = model.swing_twist_layout(active)
+    np.testing.assert_array_equal(old[0], ints)
+    np.testing.assert_array_equal(old[1], floats)
+    active[model.joint_indices(next(iter(model.swing_twist)))] = False
+    assert swing_twist_layout(model, active)[0][0] == ints[0] - 1

@@ -172,9 +172,10 @@ class Sphere(Geometry):
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Cylinder(Geometry):
-    """A solid cylinder of ``radius`` and ``length`` [m] along its pose's z axis, centred:
-    ``Cylinder(radius, length, pose)``."""
+class _Segment(Geometry):
+    """A shape of ``radius`` and ``length`` [m] along its pose's z axis, centred:
+    ``Shape(radius, length, pose)`` (the common part of :class:`Cylinder` and
+    :class:`Capsule`)."""
 
     radius: float
     length: float
@@ -184,26 +185,22 @@ class Cylinder(Geometry):
         origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
     ) -> None:  # fmt: skip
         self._place(pose, origin, kind, name)
-        object.__setattr__(self, "radius", check_length(radius, "Cylinder radius"))
-        object.__setattr__(self, "length", check_length(length, "Cylinder length"))
+        what = type(self).__name__
+        object.__setattr__(self, "radius", check_length(radius, f"{what} radius"))
+        object.__setattr__(self, "length", check_length(length, f"{what} length"))
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Capsule(Geometry):
+class Cylinder(_Segment):
+    """A solid cylinder of ``radius`` and ``length`` [m] along its pose's z axis, centred:
+    ``Cylinder(radius, length, pose)``."""
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Capsule(_Segment):
     """A segment of ``length`` [m] along its pose's z axis, centred, swept by a ball of
     ``radius`` [m] (total extent ``length + 2 radius``; the pybullet / ROS 2 URDF
     extension): ``Capsule(radius, length, pose)``."""
-
-    radius: float
-    length: float
-
-    def __init__(
-        self, radius: float = 0.0, length: float = 0.0, pose: ArrayLike | None = None, *,
-        origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
-    ) -> None:  # fmt: skip
-        self._place(pose, origin, kind, name)
-        object.__setattr__(self, "radius", check_length(radius, "Capsule radius"))
-        object.__setattr__(self, "length", check_length(length, "Capsule length"))
 
 
 class _MeshArray:
