@@ -37,13 +37,13 @@ if TYPE_CHECKING:
     from ._warmup import warmup as warmup
     from .anim.robot_retarget import retarget_robot as retarget
     from .builder import ModelBuilder as ModelBuilder
-    from .collision.world import Box as Box
-    from .collision.world import Capsule as Capsule
-    from .collision.world import Cylinder as Cylinder
     from .collision.world import HalfSpace as HalfSpace
     from .collision.world import PointCloud as PointCloud
-    from .collision.world import Sphere as Sphere
     from .collision.world import TriangleMesh as TriangleMesh
+    from .geometry import Box as Box
+    from .geometry import Capsule as Capsule
+    from .geometry import Cylinder as Cylinder
+    from .geometry import Sphere as Sphere
     from .ik.options import IKOptions as IKOptions
     from .ik.result import IKResult as IKResult
     from .ik.targets import Direction as Direction
@@ -71,12 +71,12 @@ _LAZY = {
     "warmup": "._warmup:warmup",
     "retarget": ".anim.robot_retarget:retarget_robot",
     "ModelBuilder": ".builder:ModelBuilder",
-    "Box": ".collision.world:Box",
-    "Capsule": ".collision.world:Capsule",
-    "Cylinder": ".collision.world:Cylinder",
+    "Box": ".geometry:Box",
+    "Capsule": ".geometry:Capsule",
+    "Cylinder": ".geometry:Cylinder",
+    "Sphere": ".geometry:Sphere",
     "HalfSpace": ".collision.world:HalfSpace",
     "PointCloud": ".collision.world:PointCloud",
-    "Sphere": ".collision.world:Sphere",
     "TriangleMesh": ".collision.world:TriangleMesh",
     "IKOptions": ".ik.options:IKOptions",
     "IKResult": ".ik.result:IKResult",

@@ -1,9 +1,14 @@
-"""Shapes attached to frames: what a link looks like (visual) and what it occupies (collision).
+"""Shapes: what a link looks like (visual) and occupies (collision), and the world's obstacles.
 
-Kinematics never reads them; they ride along in :attr:`Model.geometry` for drawing,
-collision checking and export. Each shape sits in its frame at ``origin`` (a 4x4 pose of
-the shape in the frame) and has a ``kind``, ``"visual"`` or ``"collision"``. Lengths are
-in the model's unit (m), as in URDF:
+One family of shapes serves both. Attached to a frame, a shape rides along in
+:attr:`Model.geometry` for drawing, collision checking and export (kinematics never reads
+it); given as an obstacle (``model.distance(q, [Box(...)])``, ``ik(...,
+obstacles=...)``), the same shape is fixed in the world. Each shape sits at ``origin``, a
+rigid 4x4 pose in its parent frame: the link's frame, or the world for an obstacle
+(``pose`` is the same matrix under the name obstacles use; either may be given, and
+:class:`Sphere` also takes its ``center``). ``kind`` is ``"visual"`` or ``"collision"``
+(what a link's shape is for; an obstacle ignores it). Lengths are in the model's unit
+(m), as in URDF:
 
 - :class:`Box` ``size`` (x, y, z edge lengths), centred on its origin;
 - :class:`Sphere` ``radius``;
@@ -15,6 +20,9 @@ in the model's unit (m), as in URDF:
   ``vertices`` (n, 3) [m, scale applied] and ``faces`` (m, 3) vertex indices when the
   file could be read (through trimesh), else None. URDF meshes are read when first
   used (``Mesh(lazy=True)``): loading a robot opens no mesh file.
+
+The world-only obstacles (a half-space, a point cloud, a triangle surface) are in
+:mod:`kinetree.collision.world`, which also turns a :class:`Mesh` into an obstacle.
 """
 
 from __future__ import annotations
@@ -26,8 +34,9 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._validate import as_array, check_rigid
 from ._warnings import warn_outside
-from .errors import InvalidValueError
+from .errors import InvalidValueError, ShapeError
 
 __all__ = [
     "GEOMETRY_KINDS",
@@ -49,18 +58,29 @@ class GeometryWarning(UserWarning):
     """A shape kinetree skipped or could not read: the model loads without it."""
 
 
-def _pose(origin: object) -> np.ndarray:
-    T = np.eye(4) if origin is None else np.array(origin, dtype=float)
+def _pose(origin: object, what: str = "geometry origin") -> np.ndarray:
+    """``origin`` as a read-only rigid 4x4 pose (None: the identity)."""
+    try:
+        T = np.eye(4) if origin is None else np.array(origin, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what} must be a finite 4x4 pose, got {origin!r}") from None
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-        raise InvalidValueError(f"geometry origin must be a finite 4x4 pose, got {origin!r}")
+        shape = f"shape {T.shape}" if T.shape != (4, 4) else "NaN or inf"
+        raise InvalidValueError(f"{what} must be a finite 4x4 pose, got {shape}")
+    check_rigid(T, what)
     T.setflags(write=False)
     return T
 
 
-def _positive(value: float, what: str) -> float:
-    v = float(value)
+def check_length(value: object, what: str) -> float:
+    """``value`` as a float length [m], raising :class:`InvalidValueError` naming ``what``
+    unless it is a finite number >= 0."""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what} must be a number [m], got {value!r}") from None
     if not (np.isfinite(v) and v >= 0.0):
-        raise InvalidValueError(f"{what} must be a finite number >= 0, got {value!r}")
+        raise InvalidValueError(f"{what} must be a finite number >= 0 [m], got {value!r}")
     return v
 
 
@@ -75,61 +95,112 @@ class Geometry:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", _pose(self.origin))
+        self._check_kind()
+
+    def _check_kind(self) -> None:
         if self.kind not in GEOMETRY_KINDS:
             raise InvalidValueError(
                 f"geometry kind must be one of {', '.join(GEOMETRY_KINDS)}, got {self.kind!r}"
             )
+        if self.name is not None and not isinstance(self.name, str):
+            raise InvalidValueError(
+                f"{type(self).__name__} name must be a str or None, got {self.name!r}"
+            )
+
+    def _place(self, pose: object, origin: object, kind: object, name: object) -> None:
+        """Set the common fields of a primitive: ``pose`` and ``origin`` name one matrix."""
+        what = type(self).__name__
+        if pose is not None and origin is not None:
+            raise InvalidValueError(f"{what}: give pose or origin (the same 4x4), not both")
+        T = pose if origin is None else origin
+        object.__setattr__(self, "origin", _pose(T, f"{what} pose"))
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "name", name)
+        self._check_kind()
+
+    @property
+    def pose(self) -> np.ndarray:
+        """``origin``: the shape's 4x4 pose in its parent frame (the world for an obstacle)."""
+        return self.origin
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Box(Geometry):
-    """A box of edge lengths ``size`` = (x, y, z) [m], centred on its origin."""
+    """A box of edge lengths ``size`` = (x, y, z) [m], centred on its pose:
+    ``Box(size, pose)``."""
 
-    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    size: tuple[float, float, float]
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if len(self.size) != 3:
-            raise InvalidValueError(f"Box size must be 3 numbers, got {self.size!r}")
-        size = tuple(_positive(s, "Box size") for s in self.size)
-        object.__setattr__(self, "size", size)
+    def __init__(
+        self, size: ArrayLike = (0.0, 0.0, 0.0), pose: ArrayLike | None = None, *,
+        origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
+    ) -> None:  # fmt: skip
+        self._place(pose, origin, kind, name)
+        edges = np.asarray(size, dtype=object).reshape(-1)
+        if edges.shape != (3,):
+            raise ShapeError(f"Box size must be 3 edge lengths [m], got {size!r}")
+        object.__setattr__(self, "size", tuple(check_length(e, "Box size") for e in edges))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Sphere(Geometry):
-    """A sphere of ``radius`` [m] centred on its origin."""
+    """A ball of ``radius`` [m] centred on its pose's origin: ``Sphere(radius, center)``
+    with ``center`` (3,) [m], or ``pose=`` a 4x4."""
 
-    radius: float = 0.0
+    radius: float
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _positive(self.radius, "Sphere radius"))
+    def __init__(
+        self, radius: float = 0.0, center: ArrayLike | None = None, *,
+        pose: ArrayLike | None = None, origin: ArrayLike | None = None,
+        kind: GeometryKind = "visual", name: str | None = None,
+    ) -> None:  # fmt: skip
+        if center is not None:
+            if pose is not None or origin is not None:
+                raise InvalidValueError("Sphere: give center or pose (origin), not both")
+            c = as_array(center, "Sphere center", (3,))
+            if c.shape != (3,):
+                raise ShapeError(f"Sphere center must be 3 numbers, got shape {c.shape}")
+            pose = np.eye(4)
+            pose[:3, 3] = c
+        self._place(pose, origin, kind, name)
+        object.__setattr__(self, "radius", check_length(radius, "Sphere radius"))
+
+    @property
+    def center(self) -> np.ndarray:
+        """The centre (3,) [m] in the parent frame (read-only)."""
+        return self.origin[:3, 3]
 
 
-@dataclass(frozen=True, eq=False)
-class Cylinder(Geometry):
-    """A cylinder of ``radius`` and ``length`` [m] along its z axis, centred on its origin."""
+@dataclass(frozen=True, eq=False, init=False)
+class _Segment(Geometry):
+    """A shape of ``radius`` and ``length`` [m] along its pose's z axis, centred:
+    ``Shape(radius, length, pose)`` (the common part of :class:`Cylinder` and
+    :class:`Capsule`)."""
 
-    radius: float = 0.0
-    length: float = 0.0
+    radius: float
+    length: float
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _positive(self.radius, "Cylinder radius"))
-        object.__setattr__(self, "length", _positive(self.length, "Cylinder length"))
+    def __init__(
+        self, radius: float = 0.0, length: float = 0.0, pose: ArrayLike | None = None, *,
+        origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
+    ) -> None:  # fmt: skip
+        self._place(pose, origin, kind, name)
+        what = type(self).__name__
+        object.__setattr__(self, "radius", check_length(radius, f"{what} radius"))
+        object.__setattr__(self, "length", check_length(length, f"{what} length"))
 
 
-@dataclass(frozen=True, eq=False)
-class Capsule(Geometry):
-    """A cylinder of ``length`` [m] along z capped by hemispheres of ``radius``, centred."""
+@dataclass(frozen=True, eq=False, init=False)
+class Cylinder(_Segment):
+    """A solid cylinder of ``radius`` and ``length`` [m] along its pose's z axis, centred:
+    ``Cylinder(radius, length, pose)``."""
 
-    radius: float = 0.0
-    length: float = 0.0
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _positive(self.radius, "Capsule radius"))
-        object.__setattr__(self, "length", _positive(self.length, "Capsule length"))
+@dataclass(frozen=True, eq=False, init=False)
+class Capsule(_Segment):
+    """A segment of ``length`` [m] along its pose's z axis, centred, swept by a ball of
+    ``radius`` [m] (total extent ``length + 2 radius``; the pybullet / ROS 2 URDF
+    extension): ``Capsule(radius, length, pose)``."""
 
 
 class _MeshArray:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -53,10 +53,18 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .collision.robot import DistanceResult, ObstacleLike
     from .geometry import Geometry
     from .ik.result import IKResult
+    from .ik.targets import Target
 
-__all__ = ["JOINT_TYPES", "JointType", "Model"]
+__all__ = ["JOINT_TYPES", "IKTarget", "JointType", "Model"]
+
+#: What :meth:`Model.ik` accepts as a target: a pose ``(4, 4)`` or a batch ``(..., 4, 4)``
+#: [m], a :class:`~kinetree.ik.Position`, :class:`~kinetree.ik.Orientation`,
+#: :class:`~kinetree.ik.Pose` or :class:`~kinetree.ik.Direction`, or a dict ``{frame:
+#: target}`` of those for several frames at once (see :func:`kinetree.ik.solve`).
+IKTarget: TypeAlias = "Target | ArrayLike | Mapping[str, Target | ArrayLike]"
 
 
 def _batch_of(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> tuple[int, ...]:
@@ -161,7 +169,7 @@ class Model:
     #: multiplier * q[source] + offset`` (``source`` -1: ``q[joint] = offset``). FK reads
     #: every coordinate as given; IK moves only the source and writes the joint.
     couplings: tuple[tuple[int, int, float, float], ...] = ()
-    # --- mass and speed (kinetree.diffik: centre of mass, velocity limits) -----------
+    # --- mass and speed (kinetree.kinematics: centre of mass; velocity limits) ---------
     #: Link inertial data by frame name: ``(mass [kg], centre of mass (x, y, z) [m] in
     #: the frame)`` (URDF ``<inertial>``, MJCF ``body_mass``/``body_ipos``); frames
     #: without it weigh nothing (default: no masses at all).
@@ -437,36 +445,26 @@ class Model:
         return dofs, nodes
 
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(ints, floats)`` of the swing-twist groups with an active DoF, laid out for
-        :mod:`kinetree.ik._swing_twist` (``ints[0]`` is the number of groups)."""
-        ints: list[int] = [0]
-        floats: list[float] = []
-        for group, (bone, sw, tlo, thi) in self.swing_twist.items():
-            dofs, nodes = self.group_nodes(group)
-            n_active = int(np.count_nonzero(active[dofs]))
-            if n_active == 0:
-                continue
-            ints[0] += 1
-            ints += [*nodes.tolist(), *dofs.tolist(), int(n_active == len(dofs))]
-            floats += [*map(float, bone), sw, tlo, thi]
-        return np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64)
+        """Deprecated: :func:`kinetree.ik.swing_twist_layout.swing_twist_layout` (the
+        layout is the solver's, so it lives beside the solver)."""
+        import warnings
+
+        from .ik.swing_twist_layout import swing_twist_layout
+
+        warnings.warn(
+            "Model.swing_twist_layout is deprecated; use "
+            "kinetree.ik.swing_twist_layout.swing_twist_layout(model, active)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return swing_twist_layout(self, active)
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
-        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``."""
-        from .ik._swing_twist import group_rotation, swing_twist
-        from .kinematics.layout import packed
+        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``
+        (:func:`kinetree.ik.swing_twist_layout.swing_twist_angles`)."""
+        from .ik.swing_twist_layout import swing_twist_angles
 
-        if group not in self.swing_twist:
-            raise unknown_name("swing-twist joint", group, self.swing_twist)
-        qa = as_array(q, "q", (self.nq,))
-        if qa.shape != (self.nq,):
-            raise ShapeError(f"q must have shape ({self.nq},), got {qa.shape}")
-        dofs, nodes = self.group_nodes(group)
-        R = np.empty((3, 3))
-        group_rotation(packed(self)[0], nodes, dofs, np.require(qa, np.float64, ("C", "W")), R,
-                       np.empty((3, 3)))  # fmt: skip
-        sw, _, _, _, tw = swing_twist(R, np.ascontiguousarray(self.swing_twist[group][0]))
-        return float(sw), float(tw)
+        return swing_twist_angles(self, q, group)
 
     # --- configurations --------------------------------------------------------------
 
@@ -638,7 +636,7 @@ class Model:
 
         return jacobian(self, q, frame, point)
 
-    def ik(self, target: Any, frame: str | None = None, **options: Any) -> IKResult:
+    def ik(self, target: IKTarget, frame: str | None = None, **options: Any) -> IKResult:
         """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
         :class:`kinetree.ik.IKOptions` for every option, its default and unit.
         ``base="base_link"`` takes the targets in that frame and moves the chain from it
@@ -668,7 +666,9 @@ class Model:
         result: IKResult = fn(self, target, frame, **options)
         return result
 
-    def ik_many(self, target: Any, n: int, frame: str | None = None, **options: Any) -> np.ndarray:
+    def ik_many(
+        self, target: IKTarget, n: int, frame: str | None = None, **options: Any
+    ) -> np.ndarray:
         """Up to ``n`` distinct exact IK solutions ``(k, nq)`` of one target, from learned
         starts (``seeds=``, a :class:`kinetree.learn.LearnedIK`) or random ones; see
         :func:`kinetree.ik.seeded.solve_many` (``min_distance=0.1`` rad apart)."""
@@ -676,7 +676,7 @@ class Model:
 
         return solve_many(self, target, n, frame, **options)
 
-    def ik_all(self, target: Any, frame: str | None = None, **options: Any) -> np.ndarray:
+    def ik_all(self, target: IKTarget, frame: str | None = None, **options: Any) -> np.ndarray:
         """Every closed-form IK branch ``(n_solutions, dof)``; see :func:`kinetree.ik.solve_all`."""
         from .ik import solve_all
 
@@ -691,13 +691,37 @@ class Model:
 
     # --- derived models --------------------------------------------------------------
 
+    @cached_property
+    def floating_base(self) -> str | None:
+        """The name of the free joint that carries the whole model, or None for a fixed
+        base: a joint of seven coordinates (``x y z`` [m], then a unit quaternion ``qw qx
+        qy qz``; three slides then a ball node) with no moving joint above it, whatever
+        made it (:meth:`with_floating_base`, which every loader's ``floating_base=True``
+        goes through, a URDF ``floating`` or MJCF ``free`` joint at the root)."""
+        for k in self.ball_nodes.tolist():
+            name = self.node_joint[k]
+            slides = self.ancestors(k)[-4:-1]
+            if (
+                len(slides) == 3
+                and len(self.joint_groups.get(name, ())) == 7
+                and all(self.joint_type[s_] == JointType.PRISMATIC for s_ in slides)
+                and all(self.node_joint[s_] == name for s_ in slides)
+                and not any(self.moves(int(a)) for a in self.ancestors(int(slides[0]))[:-1])
+            ):
+                return str(name)
+        return None
+
     def with_floating_base(self, joint: str = "root_joint", root: str = "world") -> Model:
         """This model with a free base: a new root frame ``root`` (the world, at the
         identity) and a free joint ``joint`` (7 coordinates ``{joint}_x, _y, _z, _qw,
         _qx, _qy, _qz``, first in ``q``) to the old root, placed where the old root was
         at the neutral base pose. A fixed-root robot then moves as a whole: whole-body
         IK, retargeting. Raises :class:`~kinetree.errors.InvalidValueError` when the
-        names are taken."""
+        names are taken.
+
+        The one way kinetree adds a free base: ``load(..., floating_base=True)`` (URDF,
+        xacro, built-in models) calls it; :attr:`floating_base` then names the joint
+        (and ``metadata["floating_base"]`` records it)."""
         import dataclasses
 
         for what, name in (("joint", joint), ("root", root)):
@@ -714,7 +738,9 @@ class Model:
         eye = np.eye(4)[None]
         # The x slide carries the old root's placement; the slides and the ball sit on it.
         origin = np.concatenate([eye, self.origin[:1], eye, eye, eye, self.origin[1:]])
-        axis = np.concatenate([[[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1]], self.axis])
+        # The ball node's axis is unused; (0, 0, 1), as the builder writes a free joint's.
+        axis = np.concatenate([[[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]],
+                               self.axis[1:]])  # fmt: skip
         jtype = self.joint_type.copy()
         jtype[0] = JointType.BALL
         joint_type = np.concatenate([[0, 2, 2, 2], jtype])
@@ -780,25 +806,38 @@ class Model:
 
     # --- collision (thin delegation; the work is in kinetree.collision) ----------------
 
-    def distance(self, q: ArrayLike, obstacles: Any = (), self_collision: bool = True,
-                 **options: Any) -> Any:  # fmt: skip
+    def distance(
+        self,
+        q: ArrayLike,
+        obstacles: Iterable[ObstacleLike] | ObstacleLike = (),
+        self_collision: bool = True,
+        **options: Any,
+    ) -> DistanceResult:
         """Signed minimum distance [m] between the robot and ``obstacles`` (and between its
         own links with ``self_collision``) at ``q`` (..., nq), with the closest pair: a
         :class:`kinetree.collision.DistanceResult`. ``options``: ``ignore`` (pairs of
         names to skip), and the arguments of :func:`kinetree.collision.collision_model`."""
         from .collision.robot import distance_query
 
-        return distance_query(self, q, obstacles, self_collision, options, None)
+        result: DistanceResult = distance_query(self, q, obstacles, self_collision, options, None)
+        return result
 
-    def in_collision(self, q: ArrayLike, obstacles: Any = (), self_collision: bool = True,
-                     margin: float = 0.0, **options: Any) -> Any:  # fmt: skip
+    def in_collision(
+        self,
+        q: ArrayLike,
+        obstacles: Iterable[ObstacleLike] | ObstacleLike = (),
+        self_collision: bool = True,
+        margin: float = 0.0,
+        **options: Any,
+    ) -> bool | np.ndarray:
         """Whether the robot is within ``margin`` [m] of ``obstacles`` or (with
         ``self_collision``) of itself at ``q``: a bool, or a bool array over the batch."""
         from .collision.robot import distance_query
 
-        return distance_query(self, q, obstacles, self_collision, options, margin)
+        hit: bool | np.ndarray = distance_query(self, q, obstacles, self_collision, options, margin)
+        return hit
 
-    # --- mass and speed (thin delegation; the work is in kinetree.diffik.mass) ---------
+    # --- mass and speed (thin delegation; the work is in kinetree.kinematics) ----------
 
     @cached_property
     def max_velocity(self) -> np.ndarray:
@@ -816,21 +855,23 @@ class Model:
 
     def com(self, q: ArrayLike) -> np.ndarray:
         """Centre of mass ``(..., 3)`` [m] in the world frame at ``q`` (..., nq)."""
-        from .diffik.mass import com
+        from .kinematics.mass import com
 
         return com(self, q)
 
     def com_jacobian(self, q: ArrayLike) -> np.ndarray:
         """Jacobian ``(..., 3, nv)`` of the centre of mass [m per unit motion] at ``q``."""
-        from .diffik.mass import com_jacobian
+        from .kinematics.mass import com_jacobian
 
         return com_jacobian(self, q)
 
     def manipulability(self, q: ArrayLike, frame: str | None = None,
                        rows: str = "all") -> np.ndarray:  # fmt: skip
-        """Yoshikawa's manipulability ``sqrt(det(J J^T))`` of ``frame`` at ``q`` (...,
-        nq), with ``J`` the geometric Jacobian's ``rows``: "all" (6), "position" or
-        "orientation" (3). Zero at a singularity."""
-        from .diffik.mass import manipulability
+        """Yoshikawa's manipulability of ``frame`` at ``q`` (..., nq): the product of the
+        singular values of ``J``, the geometric Jacobian's ``rows`` ("all" (6),
+        "position" or "orientation" (3)), which is ``sqrt(det(J J^T))`` with at least as
+        many DoF as rows and ``sqrt(det(J^T J))`` with fewer
+        (:mod:`kinetree.kinematics.manipulability`). Zero at a singularity."""
+        from .kinematics.manipulability import manipulability
 
         return manipulability(self, q, frame, rows)

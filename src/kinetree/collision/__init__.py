@@ -8,6 +8,8 @@ ball = kinetree.Sphere(radius=0.1, center=(0.4, 0.2, 0.4))
 panda.distance(q, obstacles=[table, ball]).distance   # signed [m], batched over q
 panda.in_collision(q, obstacles=[table, ball])
 
+Obstacles are the shapes of :mod:`kinetree.geometry` (``Box``, ``Sphere``, ``Capsule``,
+``Cylinder``: one family with a link's shapes) and the world-only ones of :mod:`.world`.
 Modules: :mod:`.world` (obstacles), :mod:`.spheres` (the robot approximation),
 :mod:`.pairs` (SRDF and link pairs), :mod:`.robot` (the queries), :mod:`.layout` (the
 packed tables) and ``_kernels`` (the compiled distances an IK loop calls).

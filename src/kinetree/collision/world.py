@@ -1,19 +1,20 @@
 """Obstacles: the shapes of the world the robot must keep clear of.
 
-Each obstacle is fixed in the world frame; lengths in metres. The solid shapes
-(:class:`Sphere`, :class:`Box`, :class:`Capsule`, :class:`Cylinder`, :class:`HalfSpace`)
-have signed distances: negative inside. A :class:`PointCloud` is a set of balls of one
-radius (0: points); a :class:`TriangleMesh` is a surface (its distance is to the nearest
-triangle, so a robot sphere wholly inside a closed mesh is not seen as penetrating: use
-solid shapes for things the robot could be inside of).
-
-These are the world's shapes; :mod:`kinetree.geometry` holds the shapes attached to a
-model's frames. :func:`as_obstacle` turns one of those (posed in the world by its
-``origin``) into an obstacle.
+Each obstacle is fixed in the world frame; lengths in metres. The solid primitives
+:class:`Box`, :class:`Sphere`, :class:`Capsule` and :class:`Cylinder` are the shapes of
+:mod:`kinetree.geometry` (one family: the same class a link's shape is), posed in the
+world by their ``pose`` (= ``origin``). This module adds the shapes only the world has:
+:class:`HalfSpace` (a floor), :class:`PointCloud` (balls of one radius; 0: points) and
+:class:`TriangleMesh` (a surface: its distance is to the nearest triangle, so a robot
+sphere wholly inside a closed mesh is not seen as penetrating; use solid shapes for things
+the robot could be inside of). The solids have signed distances: negative inside.
+:func:`as_obstacle` places a shape in the world (a :class:`kinetree.geometry.Mesh` with
+its vertices becomes a :class:`TriangleMesh`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from numpy.typing import ArrayLike
 from .. import geometry as geo
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
+from ..geometry import Box, Capsule, Cylinder, Sphere
 from .layout import ObstacleType
 
 __all__ = [
@@ -33,24 +35,16 @@ __all__ = [
     "HalfSpace",
     "Obstacle",
     "PointCloud",
+    "Primitive",
     "Sphere",
     "TriangleMesh",
     "as_obstacle",
     "obstacle_rows",
     "obstacle_tuple",
+    "primitive_row",
 ]
 
 Row = tuple[int, np.ndarray, np.ndarray, float, "np.ndarray | None"]
-
-
-def _length(value: Any, what: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidValueError(f"{what} must be a number [m], got {value!r}") from None
-    if not (np.isfinite(v) and v >= 0.0):
-        raise InvalidValueError(f"{what} must be finite and >= 0 [m], got {value!r}")
-    return v
 
 
 def _pose(pose: Any, what: str) -> np.ndarray:
@@ -89,83 +83,6 @@ class Obstacle:
         """``(type, pose 4x4, half extents, radius, data rows or None)`` for
         :func:`kinetree.collision.layout.pack_obstacle_rows`."""
         raise NotImplementedError  # every subclass defines it
-
-
-@dataclass(frozen=True, eq=False)
-class Sphere(Obstacle):
-    """A ball of ``radius`` [m] centred at ``center`` (world, [m])."""
-
-    radius: float = 0.0
-    center: Any = (0.0, 0.0, 0.0)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _length(self.radius, "Sphere radius"))
-        object.__setattr__(self, "center", _vector(self.center, "Sphere center"))
-
-    def row(self) -> Row:
-        T = np.eye(4)
-        T[:3, 3] = self.center
-        return int(ObstacleType.SPHERE), T, np.zeros(3), self.radius, None
-
-
-@dataclass(frozen=True, eq=False)
-class Box(Obstacle):
-    """A box of edge lengths ``size`` = (x, y, z) [m] centred on its world ``pose`` (4x4)."""
-
-    size: Any = (0.0, 0.0, 0.0)
-    pose: Any = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        size = np.asarray(self.size, dtype=object).reshape(-1)
-        if size.shape != (3,):
-            raise ShapeError(f"Box size must be 3 edge lengths [m], got {self.size!r}")
-        object.__setattr__(self, "size", tuple(_length(s, "Box size") for s in size))
-        object.__setattr__(self, "pose", _pose(self.pose, "Box"))
-
-    def row(self) -> Row:
-        return int(ObstacleType.BOX), self.pose, 0.5 * np.array(self.size), 0.0, None
-
-
-@dataclass(frozen=True, eq=False)
-class Capsule(Obstacle):
-    """A segment of ``length`` [m] along the z axis of ``pose``, centred on it, swept by a
-    ball of ``radius`` [m] (total extent ``length + 2 radius``, as
-    :class:`kinetree.geometry.Capsule`)."""
-
-    radius: float = 0.0
-    length: float = 0.0
-    pose: Any = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _length(self.radius, "Capsule radius"))
-        object.__setattr__(self, "length", _length(self.length, "Capsule length"))
-        object.__setattr__(self, "pose", _pose(self.pose, "Capsule"))
-
-    def row(self) -> Row:
-        half = np.array([0.0, 0.0, 0.5 * self.length])
-        return int(ObstacleType.CAPSULE), self.pose, half, self.radius, None
-
-
-@dataclass(frozen=True, eq=False)
-class Cylinder(Obstacle):
-    """A solid cylinder of ``radius`` and ``length`` [m] along the z axis of ``pose``, centred."""
-
-    radius: float = 0.0
-    length: float = 0.0
-    pose: Any = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "radius", _length(self.radius, "Cylinder radius"))
-        object.__setattr__(self, "length", _length(self.length, "Cylinder length"))
-        object.__setattr__(self, "pose", _pose(self.pose, "Cylinder"))
-
-    def row(self) -> Row:
-        half = np.array([0.0, 0.0, 0.5 * self.length])
-        return int(ObstacleType.CYLINDER), self.pose, half, self.radius, None
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,7 +139,7 @@ class PointCloud(Obstacle):
         pts = np.array(pts)
         pts.setflags(write=False)
         object.__setattr__(self, "points", pts)
-        object.__setattr__(self, "radius", _length(self.radius, "PointCloud radius"))
+        object.__setattr__(self, "radius", geo.check_length(self.radius, "PointCloud radius"))
 
     def row(self) -> Row:
         return int(ObstacleType.POINTS), np.eye(4), np.zeros(3), self.radius, self.points
@@ -261,10 +178,32 @@ class TriangleMesh(Obstacle):
         return int(ObstacleType.MESH), self.pose, np.zeros(3), 0.0, corners
 
 
-def as_obstacle(shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None) -> Obstacle:
-    """``shape`` as an obstacle: an :class:`Obstacle` as it is, or a
-    :mod:`kinetree.geometry` shape placed at ``pose @ shape.origin`` (``pose`` default:
-    the identity; a mesh needs its vertices loaded)."""
+#: The solid primitives of :mod:`kinetree.geometry` an obstacle can be, directly.
+Primitive = Box | Sphere | Capsule | Cylinder
+
+
+def primitive_row(shape: Primitive) -> Row:
+    """``(type, pose 4x4, half extents, radius, None)`` of a primitive in the world at its
+    ``origin``, for :func:`kinetree.collision.layout.pack_obstacle_rows`."""
+    T = shape.origin
+    if isinstance(shape, Box):
+        return int(ObstacleType.BOX), T, 0.5 * np.array(shape.size), 0.0, None
+    if isinstance(shape, Sphere):
+        T_center = np.eye(4)
+        T_center[:3, 3] = T[:3, 3]
+        return int(ObstacleType.SPHERE), T_center, np.zeros(3), shape.radius, None
+    half = np.array([0.0, 0.0, 0.5 * shape.length])
+    kind = ObstacleType.CAPSULE if isinstance(shape, Capsule) else ObstacleType.CYLINDER
+    return int(kind), T, half, shape.radius, None
+
+
+def as_obstacle(
+    shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None
+) -> Obstacle | Primitive:
+    """``shape`` as an obstacle placed at ``pose @ shape.origin`` (``pose`` default: the
+    identity, and the shape is returned as it is): an :class:`Obstacle`, a primitive of
+    :mod:`kinetree.geometry` (one family with the world's: no copy is needed), or a
+    :class:`kinetree.geometry.Mesh` as a :class:`TriangleMesh` (its vertices loaded)."""
     if isinstance(shape, Obstacle):
         return shape
     if not isinstance(shape, geo.Geometry):
@@ -273,17 +212,10 @@ def as_obstacle(shape: Obstacle | geo.Geometry, pose: ArrayLike | None = None) -
             f"PointCloud, TriangleMesh or a kinetree.geometry shape, got {type(shape).__name__}"
         )
     T = shape.origin if pose is None else _pose(pose, type(shape).__name__) @ shape.origin
-    name = shape.name
-    if isinstance(shape, geo.Box):
-        return Box(shape.size, T, name=name)
-    if isinstance(shape, geo.Sphere):
-        return Sphere(shape.radius, T[:3, 3], name=name)
-    if isinstance(shape, geo.Capsule):
-        return Capsule(shape.radius, shape.length, T, name=name)
-    if isinstance(shape, geo.Cylinder):
-        return Cylinder(shape.radius, shape.length, T, name=name)
+    if isinstance(shape, Box | Sphere | Capsule | Cylinder):
+        return shape if pose is None else dataclasses.replace(shape, origin=T)
     if isinstance(shape, geo.Mesh) and shape.vertices is not None and shape.faces is not None:
-        return TriangleMesh(shape.vertices, shape.faces, T, name=name)
+        return TriangleMesh(shape.vertices, shape.faces, T, name=shape.name)
     raise UnsupportedError(f"mesh {getattr(shape, 'path', '')!r} has no vertices loaded")
 
 
@@ -311,6 +243,6 @@ def obstacle_rows(
     names: list[str] = []
     for i, ob in enumerate(obstacle_tuple(obstacles)):
         o = as_obstacle(ob)
-        rows.append(o.row())
+        rows.append(o.row() if isinstance(o, Obstacle) else primitive_row(o))
         names.append(o.name if o.name else f"{type(o).__name__.lower()}{i}")
     return rows, names

@@ -30,6 +30,7 @@ from .options import (
     COLLISION_SEEDS,
     IKOptions,
 )
+from .swing_twist_layout import swing_twist_layout
 from .targets import encode
 
 __all__ = ["Problem", "Template", "as_q0", "build_problem", "cached_template", "template"]
@@ -201,7 +202,7 @@ def template(
         rest_gain = opts.rest_gain
     slo, shi = model.sampling_bounds()
     st_i, st_f = (
-        model.swing_twist_layout(active) if limits_on else (np.zeros(1, np.int64), np.zeros(0))
+        swing_twist_layout(model, active) if limits_on else (np.zeros(1, np.int64), np.zeros(0))
     )
     lo, hi = model.limits[:, 0], model.limits[:, 1]
     act_q, balls, keep = _quaternion_layout(model, act_idx)

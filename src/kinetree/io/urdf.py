@@ -45,7 +45,9 @@ builder ``"planar"`` joint whose plane normal is the URDF ``<axis>``: coordinate
 ``JointModelFreeFlyer`` root joint does: a new root link :data:`FLOATING_BASE_ROOT`
 (``"world"``; ``"world_1"``, ``"world_2"``, ... when the file has a link of that name)
 and a ``"free"`` joint :data:`FLOATING_BASE_JOINT` (``"root_joint"``, Pinocchio's
-name) from it to the file's root link; its seven coordinates come first in ``q``.
+name) from it to the file's root link; its seven coordinates come first in ``q``. It is
+:meth:`kinetree.Model.with_floating_base` applied to the fixed-base model, the one way
+kinetree adds a free base.
 
 Every error names the file (``<string>`` for URDF text), and the element and
 joint or link where there is one: :class:`~kinetree.errors.FileFormatError` for
@@ -411,7 +413,6 @@ def _to_model(
             )
     root = roots[0]
     if floating_base:
-        root = _floating_root(link_set)
         if FLOATING_BASE_JOINT in {j.name for j in joints}:
             raise ModelStructureError(
                 f"{source}: floating_base=True adds a joint {FLOATING_BASE_JOINT!r}, and the "
@@ -419,8 +420,6 @@ def _to_model(
             )
     with _in_file(source):
         b = ModelBuilder(name, root=root)
-        if floating_base:
-            b.add_joint(FLOATING_BASE_JOINT, root, roots[0], type="free")
     b.default_end_effectors = "tips"
     by_name = {j.name: j for j in joints}
     for j in joints:
@@ -476,15 +475,17 @@ def _to_model(
                 limits=limits, mimic=mimic,
             )  # fmt: skip
     b.metadata["source"] = source
-    if floating_base:
-        b.metadata["floating_base"] = FLOATING_BASE_JOINT
     for link, shapes in (geometry or {}).items():
         for shape in shapes:
             b.add_geometry(link, shape)
     with _in_file(source):
         if full is not None:
             _mass_and_speed(b, full, source)
-        return b.build()
+        model = b.build()
+    # The one way to a free base (the same node layout as every other loader's).
+    if floating_base:
+        return model.with_floating_base(FLOATING_BASE_JOINT, _floating_root(link_set))
+    return model
 
 
 def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:

@@ -15,11 +15,11 @@ orientations one task needs (``orientations=`` your own rotations).
 
 from __future__ import annotations
 
+from ..kinematics.manipulability import jacobian_manipulability as manipulability
 from ._figure import plot_reachability as plot_reachability
 from ._map import ReachabilityMap as ReachabilityMap
 from ._map import load as load
 from ._orientations import orientation_samples as orientation_samples
-from ._reach import manipulability as manipulability
 from ._reach import reachability as reachability
 
 __all__ = [

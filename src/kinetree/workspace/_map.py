@@ -8,7 +8,8 @@ workspace structure: representing robot capabilities", IROS 2007, use the same i
 its **manipulability** is the largest Yoshikawa measure ``sqrt(det(J J^T))`` over those
 solutions (``J``: the frame's geometric Jacobian over the active joints, 6 rows, or
 the 3 position rows for a position-only map; when ``J`` has fewer columns than rows,
-the product of its singular values, ``sqrt(det(J^T J))``), 0 where nothing was solved.
+the product of its singular values, ``sqrt(det(J^T J))``; one convention with
+:func:`kinetree.kinematics.jacobian_manipulability`), 0 where nothing was solved.
 """
 
 from __future__ import annotations

@@ -33,21 +33,15 @@ from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..ik import IKOptions, Position
 from ..ik.options import OPTION_NAMES
 from ..ik.problem import reach_bound
+from ..kinematics.manipulability import jacobian_manipulability
 from ..model import Model
 from ._map import ReachabilityMap
 from ._orientations import orientation_samples
 
-__all__ = ["CHUNK", "manipulability", "reachability"]
+__all__ = ["CHUNK", "reachability"]
 
 #: IK problems per chunk (a Dask task, or one threaded batch on this machine).
 CHUNK = 20_000
-
-
-def manipulability(J: np.ndarray) -> np.ndarray:
-    """Yoshikawa's measure of Jacobians ``(..., m, n)``: the product of the ``min(m, n)``
-    singular values, which is ``sqrt(det(J J^T))`` for ``m <= n``."""
-    s = np.linalg.svd(J, compute_uv=False)
-    return np.prod(s, axis=-1)
 
 
 def _rotations(orientations: Any) -> np.ndarray:
@@ -126,7 +120,7 @@ def _solve_voxels(
     w = np.full((k, n), -1.0)
     if ok.any():
         J = m.jacobian(q[ok], frame)[:, : 6 if len(rotations) else 3][:, :, v_active]
-        w[ok] = manipulability(J)
+        w[ok] = jacobian_manipulability(J)
     best = np.argmax(w, axis=1)
     w_best = np.maximum(w[np.arange(k), best], 0.0)
     any_ok = np.any(ok, axis=1)
