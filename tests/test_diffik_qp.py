@@ -1,5 +1,6 @@
-"""kinetree.diffik._qp: the compiled dual active-set QP solver against KKT conditions,
-quadprog/daqp through qpsolvers (when installed) and scipy, on random problems."""
+"""The QP solver as the one-step differential IK reaches it (kinetree.diffik._qp, an alias of
+kinetree._qp) against KKT conditions, quadprog/daqp through qpsolvers (when installed) and
+scipy, on random problems."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@
     subject to  G dq <= h,   A dq = b,   lb <= dq <= ub
 
 over the step ``dq`` (nv,) [rad or m] held for ``dt`` (the velocity is ``dq / dt``).
-``solver="kinetree"`` is the compiled dual active-set method of
-:mod:`kinetree.diffik._qp`; any other name is a `qpsolvers` backend (``pip install
-kinetree[qp]``: daqp, proxqp, osqp, quadprog, ...).
+``solver="kinetree"`` is kinetree's compiled dual active-set solver, :mod:`kinetree._qp`
+(the one the collision-aware IK uses too); any other name is a `qpsolvers` backend
+(``pip install kinetree[qp]``: daqp, proxqp, osqp, quadprog, ...).
 """
 
 from __future__ import annotations
@@ -17,15 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .._qp import QPStatus, QPWorkspace
 from ..errors import InvalidValueError, KinetreeError, UnknownNameError, UnsupportedError
 from ..model import Model
-from ._qp import (
-    STATUS_INFEASIBLE,
-    STATUS_MAX_ITERATIONS,
-    STATUS_NOT_CONVEX,
-    STATUS_SOLVED,
-    QPWorkspace,
-)
 from .limits.limit import Limit
 from .tasks.task import Task
 
@@ -128,17 +122,6 @@ def qp_solvers() -> tuple[str, ...]:
     return ("kinetree", *qpsolvers.available_solvers)
 
 
-def _dense(qp: QP) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(C, d, n_eq)`` of :func:`kinetree.diffik._qp.solve_dense` from a :class:`QP`."""
-    n = qp.H.shape[0]
-    eye = np.eye(n)
-    lo = np.isfinite(qp.lb)
-    hi = np.isfinite(qp.ub)
-    C = np.concatenate([qp.A, -qp.G, eye[lo], -eye[hi]])
-    d = np.concatenate([qp.b, -qp.h, qp.lb[lo], -qp.ub[hi]])
-    return np.ascontiguousarray(C), np.ascontiguousarray(d), qp.A.shape[0]
-
-
 def check_solver_options(solver: str, options: Mapping[str, Any]) -> None:
     """Refuse options for the built-in solver, which takes none (they would be ignored
     without a word); a qpsolvers backend checks its own."""
@@ -156,14 +139,16 @@ def solve_qp(qp: QP, solver: str = "kinetree", **options: Any) -> np.ndarray:
     unknown solver and :class:`InvalidValueError` for options given to "kinetree"."""
     check_solver_options(solver, options)
     if solver == "kinetree":
-        C, d, n_eq = _dense(qp)
-        status, x, _, its = _WORKSPACE.solve(np.ascontiguousarray(qp.H), qp.c, C, d, n_eq)
-        if status == STATUS_SOLVED:
+        # kinetree._qp's rows are ">=" with the equalities first: A dq = b, -G dq >= -h.
+        C = np.concatenate([qp.A, -qp.G])
+        d = np.concatenate([qp.b, -qp.h])
+        status, x, _, _ = _WORKSPACE.solve(qp.H, qp.c, C, d, qp.A.shape[0], qp.lb, qp.ub)
+        if status == QPStatus.SOLVED:
             return x
         why = {
-            STATUS_INFEASIBLE: "the limits admit no step (infeasible)",
-            STATUS_MAX_ITERATIONS: f"no solution after {its} active-set iterations",
-            STATUS_NOT_CONVEX: "the Hessian is not positive definite (add damping > 0)",
+            QPStatus.INFEASIBLE: "the limits admit no step (infeasible)",
+            QPStatus.MAX_ITERATIONS: "no solution within the active-set iteration budget",
+            QPStatus.NOT_CONVEX: "the Hessian is not positive definite (add damping > 0)",
         }[status]
         raise NoSolutionError(f"QP solver 'kinetree': {why}")
     try:

@@ -16,7 +16,7 @@ Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
     ``grad_p . dq >= margin + buffer - d_p`` (the distance linearised at ``q``,
     :func:`kinetree.collision._kernels.distance_gradient`),
 
-  solved exactly by :func:`kinetree.ik.qp.qp_solve`. When the rows cannot all hold
+  solved exactly by :func:`kinetree._qp.qp_solve`. When the rows cannot all hold
   within the bounds (deep in a collision, farther in than one bounded step reaches, or
   at a limit), what they ask for is halved, up to ``RELAX_HALVINGS`` times (a pair
   60 mm deep leaves in two or three steps instead of never), and last relaxed to "get
@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._qp import QP_INFEASIBLE, QP_SOLVED, qp_solve
 from ..collision._kernels import (
     distance_gradient,
     min_distance,
@@ -47,7 +48,6 @@ from ..kinematics._kernels import fk_nodes
 from ._steps import integrate
 from ._tasks import assemble, scale_columns, to_coordinates
 from .layout import Collision, CollisionWork, Config, Work
-from .qp import QP_INFEASIBLE, QP_OK, qp_solve
 
 #: Times an infeasible step halves what its rows ask for before it asks "no closer".
 RELAX_HALVINGS = 3
@@ -185,7 +185,7 @@ def collision_update(
         for r in range(nr):
             bq[r] = 0.5 * bq[r] if h < RELAX_HALVINGS else min(bq[r], 0.0)
         status = qp_solve(H, g, G[:nr], bq[:nr], 0, lb, ub, x, cw.qp, cw.qpi)
-    if status != QP_OK:
+    if status != QP_SOLVED:
         return False
     for kk in range(na):
         if not np.isfinite(x[kk]):

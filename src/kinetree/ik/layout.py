@@ -38,9 +38,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .._qp import qp_iwork_size, qp_work_size
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
-from .qp import qp_iwork_size, qp_work_size
 
 # --- target row ------------------------------------------------------------------------------
 T_POS = 0  # 3: target point [m]; for a direction target, the world direction (unit)
