@@ -13,15 +13,15 @@ from scipy.optimize import linprog
 
 import kinetree
 from kinetree import geometry as geo
-from kinetree.errors import InvalidValueError, KinetreeError
-from kinetree.ik.qp import (
+from kinetree._qp import (
     QP_INFEASIBLE,
     QP_NOT_CONVEX,
-    QP_OK,
+    QP_SOLVED,
     qp_iwork_size,
     qp_solve,
     qp_work_size,
 )
+from kinetree.errors import InvalidValueError, KinetreeError
 from kinetree.spatial import translation
 
 MARGIN = 0.02
@@ -274,7 +274,7 @@ def test_qp_satisfies_kkt_or_reports_infeasible():
             assert not feasible
             n_inf += 1
             continue
-        assert st == QP_OK and feasible
+        assert st == QP_SOLVED and feasible
         n_ok += 1
         n = g.size
         normals, rhs, eq = [], [], []
@@ -321,7 +321,7 @@ def test_qp_matches_qpsolvers():
         if ref is None:
             assert st == QP_INFEASIBLE
         else:
-            assert st == QP_OK
+            assert st == QP_SOLVED
             np.testing.assert_allclose(x, ref, atol=1e-6)
 
 
