@@ -7,11 +7,10 @@ visit for a set of frames.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._cache import PerModel
 from .._threads import run_chunks
 from .._validate import as_array
 from ..errors import ShapeError
@@ -23,27 +22,20 @@ __all__ = ["fk", "fk_all", "jacobian", "needed_nodes"]
 
 # Index arrays per model (nodes FK must visit for a set of frames), kept outside the
 # frozen model and dropped with it.
-_NEEDED: weakref.WeakKeyDictionary[Model, dict[tuple[int, ...], np.ndarray]] = (
-    weakref.WeakKeyDictionary()
-)
+_NEEDED: PerModel[np.ndarray] = PerModel(limit=256)
 
 
 def needed_nodes(model: Model, frames: np.ndarray | tuple[int, ...]) -> np.ndarray:
     """Sorted node indices on the paths from the root to ``frames`` (what FK must visit)."""
     key = tuple(int(f) for f in frames)
-    cache = _NEEDED.get(model)
-    if cache is None:
-        cache = _NEEDED[model] = {}
-    out = cache.get(key)
+    out = _NEEDED.get(model, key)
     if out is None:
         keep = np.zeros(model.n_nodes, dtype=bool)
         for f in key:
             keep[model.ancestors(f)] = True
         out = np.nonzero(keep)[0].astype(np.int64)
         out.setflags(write=False)
-        if len(cache) > 256:
-            cache.clear()
-        cache[key] = out
+        _NEEDED.put(model, out, key)
     return out
 
 

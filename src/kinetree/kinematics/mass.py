@@ -8,11 +8,10 @@ sum of the positional Jacobians of the points ``c_k`` (compiled in
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._cache import PerModel
 from .._threads import run_chunks
 from .._validate import as_array
 from ..errors import UnsupportedError
@@ -23,7 +22,7 @@ from .layout import packed
 
 __all__ = ["com", "com_jacobian"]
 
-_MASS: weakref.WeakKeyDictionary[Model, tuple[np.ndarray, ...]] = weakref.WeakKeyDictionary()
+_MASS: PerModel[tuple[np.ndarray, ...]] = PerModel()
 
 
 def _mass_layout(model: Model) -> tuple[np.ndarray, ...]:
@@ -39,7 +38,7 @@ def _mass_layout(model: Model) -> tuple[np.ndarray, ...]:
         masses = np.array([model.inertials[f][0] for f in frames])
         coms = np.array([model.inertials[f][1] for f in frames], dtype=np.float64)
         nodes = needed_nodes(model, tuple(mass_nodes.tolist()))
-        out = _MASS[model] = (nodes, mass_nodes, masses / masses.sum(), coms)
+        out = _MASS.put(model, (nodes, mass_nodes, masses / masses.sum(), coms))
     return out
 
 
