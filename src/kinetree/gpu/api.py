@@ -46,6 +46,22 @@ def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
     if simulator():
         return 1, max(1, min(n, 4))
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return launch_shape(n, sms, threads, per_sm)
+
+
+def launch_shape(n: int, sms: int, threads: int, per_sm: int) -> tuple[int, int]:
+    """``(blocks, threads per block)`` for ``n`` items on ``sms`` multiprocessors: blocks
+    of ``threads``, at most ``per_sm`` per multiprocessor. A batch too small to give
+    every multiprocessor a full block is spread over all of them, in blocks of one warp
+    (or of fewer lanes when there are fewer than 32 items per multiprocessor).
+
+    One IK problem is one thread's serial work, so a small batch ends when its slowest
+    warp does. Spread, every multiprocessor runs a few problems of its own (1,000
+    problems on 132 multiprocessors: 143 blocks of 7 threads, not 16 blocks of 64 on 16
+    of them), and a warp waits for the slowest of 7 lanes, not of 32."""
+    n = max(1, n)
+    if n < sms * threads:
+        threads = max(1, min(threads, 32, n // sms))
     return max(1, min(math.ceil(n / threads), sms * per_sm)), threads
 
 
