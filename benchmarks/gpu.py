@@ -7,6 +7,7 @@ package registry):
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
+                                             # (+ SASS instructions, live registers: nvdisasm)
 
 What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
 targets = FK of uniform random configurations within the limits, every solve from the
@@ -252,9 +253,58 @@ def _ptxas() -> str | None:
     return shutil.which("ptxas")
 
 
+def _nvdisasm() -> str | None:
+    """nvdisasm (``$NVDISASM``, the ``nvidia-cuda-nvdisasm`` wheel's, ``$CUDA_HOME/bin``'s
+    or the PATH's), for the machine-code figures of ``--compile-only``; None: skipped."""
+    import shutil
+
+    env = os.environ.get("NVDISASM")
+    if env and Path(env).exists():
+        return env
+    try:
+        import nvidia.cu13 as nv
+
+        for folder in nv.__path__:
+            cand = Path(folder) / "bin" / "nvdisasm"
+            if cand.exists():
+                return str(cand)
+    except ImportError:
+        pass
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and (Path(home) / "bin" / "nvdisasm").exists():
+        return str(Path(home) / "bin" / "nvdisasm")
+    return shutil.which("nvdisasm")
+
+
+def _sass_report(nvdisasm: str, obj: Path) -> dict[str, Any]:
+    """The kernel's machine instructions (SASS) and the registers live at each of them
+    (``nvdisasm --life-range-mode count``): how many instructions, and the largest and
+    median number of live registers (a high median: values held across the whole loop;
+    a peak far above it: one hot spot)."""
+    import re
+
+    r = subprocess.run([nvdisasm, "-c", "-lrm", "count", str(obj)], capture_output=True,
+                       text=True)  # fmt: skip
+    live: list[int] = []
+    in_kernel = False
+    for line in r.stdout.splitlines():
+        section = re.match(r"//-+ \.text\.(\S+)", line)
+        if section:
+            in_kernel = "kinetree" in section.group(1)  # the entry, not a libdevice helper
+            continue
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/.*?//\s*\|\s*(\d+)\s*\|", line)
+        if in_kernel and m:
+            live.append(int(m.group(1)))
+    if not live:
+        return {}
+    return {"sass_instructions": len(live), "live_registers_max": max(live),
+            "live_registers_median": int(statistics.median(live))}  # fmt: skip
+
+
 def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> dict[str, Any]:
     """Registers, stack frame and spills per thread of the kernel in ``ptx`` (sm_90);
-    ``cap``: with ``-maxrregcount`` (what ``cuda.jit(max_registers=...)`` asks for)."""
+    ``cap``: with ``-maxrregcount`` (what ``cuda.jit(max_registers=...)`` asks for).
+    Where nvdisasm is found, also :func:`_sass_report`'s figures."""
     import re
     import tempfile
 
@@ -266,6 +316,8 @@ def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> di
         if cap:
             cmd.insert(1, f"-maxrregcount={cap}")
         r = subprocess.run(cmd, capture_output=True, text=True)
+        nvdisasm = _nvdisasm()
+        sass = _sass_report(nvdisasm, Path(d) / "k.o") if nvdisasm and r.returncode == 0 else {}
     text = r.stderr + r.stdout
     lines = [ln.strip() for ln in text.splitlines()]
     keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
@@ -278,6 +330,7 @@ def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> di
         found = re.findall(pattern, text)
         if found:
             entry[key] = int(found[-1])
+    entry.update(sass)
     return entry
 
 
