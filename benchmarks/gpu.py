@@ -345,7 +345,7 @@ def compile_only(
 
     _toolkit_without_nvrtc()
     import numba.cuda.dispatcher as dispatcher
-    from numba import cuda, float64, int64
+    from numba import boolean, cuda, float64, int64
 
     # Device functions ask the current device for its compute capability; there is none.
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
@@ -356,10 +356,11 @@ def compile_only(
     panda = kinetree.load("panda")
     n = panda.n_nodes
     A1, A2, A3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
-    I1, I2 = int64[::1], int64[:, ::1]
+    I1, I2, B1 = int64[::1], int64[:, ::1], boolean[::1]
     sigs: dict[str, Any] = {
         "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
+        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1)),
     }
     for method in methods:
         opts = resolve({"method": method})
