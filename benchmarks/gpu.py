@@ -234,46 +234,39 @@ def _toolkit_without_nvrtc() -> None:
     cuda_paths._get_nvrtc_path = nvrtc_path
 
 
-def _ptxas() -> str | None:
-    """The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else
-    ``$CUDA_HOME/bin``'s, else the PATH's (an older one refuses a newer PTX version)."""
+def _cuda_tool(name: str, env: str | None = None) -> str | None:
+    """A CUDA tool (``ptxas``, ``nvdisasm``): ``$env`` when set, else the NVIDIA wheels'
+    (``nvidia-cuda-nvcc``, ``nvidia-cuda-nvdisasm``: the same toolkit as NVVM), else
+    ``$CUDA_HOME/bin``'s, else the PATH's (an older ptxas refuses a newer PTX version)."""
     import shutil
 
-    try:
-        import nvidia.cu13 as nv
-
-        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
-        if cand.exists():
-            return str(cand)
-    except ImportError:
-        pass
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and (Path(home) / "bin" / "ptxas").exists():
-        return str(Path(home) / "bin" / "ptxas")
-    return shutil.which("ptxas")
-
-
-def _nvdisasm() -> str | None:
-    """nvdisasm (``$NVDISASM``, the ``nvidia-cuda-nvdisasm`` wheel's, ``$CUDA_HOME/bin``'s
-    or the PATH's), for the machine-code figures of ``--compile-only``; None: skipped."""
-    import shutil
-
-    env = os.environ.get("NVDISASM")
-    if env and Path(env).exists():
-        return env
+    given = os.environ.get(env) if env else None
+    if given and Path(given).exists():
+        return given
     try:
         import nvidia.cu13 as nv
 
         for folder in nv.__path__:
-            cand = Path(folder) / "bin" / "nvdisasm"
+            cand = Path(folder) / "bin" / name
             if cand.exists():
                 return str(cand)
     except ImportError:
         pass
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and (Path(home) / "bin" / "nvdisasm").exists():
-        return str(Path(home) / "bin" / "nvdisasm")
-    return shutil.which("nvdisasm")
+    if home and (Path(home) / "bin" / name).exists():
+        return str(Path(home) / "bin" / name)
+    return shutil.which(name)
+
+
+def _ptxas() -> str | None:
+    """ptxas, for the register and spill figures of ``--compile-only``."""
+    return _cuda_tool("ptxas")
+
+
+def _nvdisasm() -> str | None:
+    """nvdisasm (or ``$NVDISASM``), for the machine-code figures of ``--compile-only``
+    (``pip install nvidia-cuda-nvdisasm``); None: they are skipped."""
+    return _cuda_tool("nvdisasm", "NVDISASM")
 
 
 def _sass_report(nvdisasm: str, obj: Path) -> dict[str, Any]:
