@@ -7,6 +7,7 @@ package registry):
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
+                                             # (+ SASS instructions, live registers: nvdisasm)
 
 What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
 targets = FK of uniform random configurations within the limits, every solve from the
@@ -233,28 +234,70 @@ def _toolkit_without_nvrtc() -> None:
     cuda_paths._get_nvrtc_path = nvrtc_path
 
 
-def _ptxas() -> str | None:
-    """The ptxas of the same toolkit as NVVM (the nvidia-cuda-nvcc wheel), else
-    ``$CUDA_HOME/bin``'s, else the PATH's (an older one refuses a newer PTX version)."""
+def _cuda_tool(name: str, env: str | None = None) -> str | None:
+    """A CUDA tool (``ptxas``, ``nvdisasm``): ``$env`` when set, else the NVIDIA wheels'
+    (``nvidia-cuda-nvcc``, ``nvidia-cuda-nvdisasm``: the same toolkit as NVVM), else
+    ``$CUDA_HOME/bin``'s, else the PATH's (an older ptxas refuses a newer PTX version)."""
     import shutil
 
+    given = os.environ.get(env) if env else None
+    if given and Path(given).exists():
+        return given
     try:
         import nvidia.cu13 as nv
 
-        cand = Path(next(iter(nv.__path__))) / "bin" / "ptxas"
-        if cand.exists():
-            return str(cand)
+        for folder in nv.__path__:
+            cand = Path(folder) / "bin" / name
+            if cand.exists():
+                return str(cand)
     except ImportError:
         pass
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and (Path(home) / "bin" / "ptxas").exists():
-        return str(Path(home) / "bin" / "ptxas")
-    return shutil.which("ptxas")
+    if home and (Path(home) / "bin" / name).exists():
+        return str(Path(home) / "bin" / name)
+    return shutil.which(name)
+
+
+def _ptxas() -> str | None:
+    """ptxas, for the register and spill figures of ``--compile-only``."""
+    return _cuda_tool("ptxas")
+
+
+def _nvdisasm() -> str | None:
+    """nvdisasm (or ``$NVDISASM``), for the machine-code figures of ``--compile-only``
+    (``pip install nvidia-cuda-nvdisasm``); None: they are skipped."""
+    return _cuda_tool("nvdisasm", "NVDISASM")
+
+
+def _sass_report(nvdisasm: str, obj: Path) -> dict[str, Any]:
+    """The kernel's machine instructions (SASS) and the registers live at each of them
+    (``nvdisasm --life-range-mode count``): how many instructions, and the largest and
+    median number of live registers (a high median: values held across the whole loop;
+    a peak far above it: one hot spot)."""
+    import re
+
+    r = subprocess.run([nvdisasm, "-c", "-lrm", "count", str(obj)], capture_output=True,
+                       text=True)  # fmt: skip
+    live: list[int] = []
+    in_kernel = False
+    for line in r.stdout.splitlines():
+        section = re.match(r"//-+ \.text\.(\S+)", line)
+        if section:
+            in_kernel = "kinetree" in section.group(1)  # the entry, not a libdevice helper
+            continue
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/.*?//\s*\|\s*(\d+)\s*\|", line)
+        if in_kernel and m:
+            live.append(int(m.group(1)))
+    if not live:
+        return {}
+    return {"sass_instructions": len(live), "live_registers_max": max(live),
+            "live_registers_median": int(statistics.median(live))}  # fmt: skip
 
 
 def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> dict[str, Any]:
     """Registers, stack frame and spills per thread of the kernel in ``ptx`` (sm_90);
-    ``cap``: with ``-maxrregcount`` (what ``cuda.jit(max_registers=...)`` asks for)."""
+    ``cap``: with ``-maxrregcount`` (what ``cuda.jit(max_registers=...)`` asks for).
+    Where nvdisasm is found, also :func:`_sass_report`'s figures."""
     import re
     import tempfile
 
@@ -266,6 +309,8 @@ def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> di
         if cap:
             cmd.insert(1, f"-maxrregcount={cap}")
         r = subprocess.run(cmd, capture_output=True, text=True)
+        nvdisasm = _nvdisasm()
+        sass = _sass_report(nvdisasm, Path(d) / "k.o") if nvdisasm and r.returncode == 0 else {}
     text = r.stderr + r.stdout
     lines = [ln.strip() for ln in text.splitlines()]
     keep = [ln for ln in lines if "registers" in ln or "stack frame" in ln]
@@ -278,6 +323,7 @@ def _ptxas_report(ptxas: str, name: str, ptx: str, cap: int | None = None) -> di
         found = re.findall(pattern, text)
         if found:
             entry[key] = int(found[-1])
+    entry.update(sass)
     return entry
 
 
@@ -292,7 +338,7 @@ def compile_only(
 
     _toolkit_without_nvrtc()
     import numba.cuda.dispatcher as dispatcher
-    from numba import cuda, float64, int64
+    from numba import boolean, cuda, float64, int64
 
     # Device functions ask the current device for its compute capability; there is none.
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
@@ -303,10 +349,11 @@ def compile_only(
     panda = kinetree.load("panda")
     n = panda.n_nodes
     A1, A2, A3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
-    I1, I2 = int64[::1], int64[:, ::1]
+    I1, I2, B1 = int64[::1], int64[:, ::1], boolean[::1]
     sigs: dict[str, Any] = {
         "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
+        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1)),
     }
     for method in methods:
         opts = resolve({"method": method})

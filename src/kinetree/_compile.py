@@ -31,6 +31,7 @@ __all__ = [
     "interpreted",
     "kernel_digest",
     "notice",
+    "rebind",
     "variant",
 ]
 
@@ -106,6 +107,30 @@ def fresh_cache() -> None:
         pass
 
 
+def rebind(
+    py: Any, name: str | None = None, scope: dict[str, Any] | None = None,
+    **bindings: Any,
+) -> types.FunctionType:  # fmt: skip
+    """The Python function ``py``'s code as a new function named ``name`` (default: its
+    own) whose globals are ``scope`` (default: a copy of ``py``'s) with ``bindings``
+    written over them.
+
+    The one way kinetree specialises a kernel's source: a compiled variant
+    (:func:`variant`), its interpreted twin (:func:`interpreted`) and its CUDA device
+    and kernel versions (:mod:`kinetree.gpu._translate`) are each ``py`` with some global
+    names bound to other functions or constants. ``py`` itself is not changed."""
+    if scope is None:
+        scope = dict(py.__globals__)
+    scope.update(bindings)
+    fn = types.FunctionType(py.__code__, scope, name or py.__name__, py.__defaults__,
+                            py.__closure__)  # fmt: skip
+    fn.__kwdefaults__ = py.__kwdefaults__
+    fn.__qualname__ = name or py.__qualname__
+    fn.__module__ = py.__module__
+    fn.__doc__ = py.__doc__
+    return fn
+
+
 def variant(kernel: Any, name: str, options: dict[str, Any] | None = None, **bindings: Any) -> Any:
     """A copy of the compiled function ``kernel`` named ``name`` whose global names are
     bound to ``bindings`` (the functions it calls, the constants it branches on).
@@ -115,13 +140,7 @@ def variant(kernel: Any, name: str, options: dict[str, Any] | None = None, **bin
     without runtime dispatch. Its own name gives it its own entry in the disk cache."""
     from numba import njit
 
-    py = kernel.py_func
-    scope = dict(py.__globals__)
-    scope.update(bindings)
-    fn = types.FunctionType(py.__code__, scope, name, py.__defaults__, py.__closure__)
-    fn.__qualname__ = name
-    fn.__module__ = py.__module__
-    fn.__doc__ = py.__doc__
+    fn = rebind(kernel.py_func, name, **bindings)
     flags = {k: v for k, v in kernel.targetoptions.items() if k != "nopython"}
     flags.update(options or {})
     return njit(cache=True, **flags)(fn)
@@ -284,8 +303,7 @@ def interpreted(kernel: Any, checkpoint: str = "badness") -> Any:
         fresh = scope is None
         if scope is None:
             scope = _SCOPES[id(g)] = {}
-        fn: Any = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
-                                     py.__closure__)  # fmt: skip
+        fn: Any = rebind(py, scope=scope)
         if py.__name__ == "monotonic":
             fn = _monotonic
         elif py.__name__ == checkpoint:

@@ -30,6 +30,7 @@ from .._compile import kernel_digest
 from ..errors import UnsupportedError
 from ..ik import _loop, _steps
 from ..ik import layout as L
+from ..ik._drivers import RULES
 from ..ik.layout import (
     R_ITERATIONS,
     R_REACHABLE,
@@ -40,6 +41,7 @@ from ..ik.layout import (
     read_config,
 )
 from ..ik.layout import unpack as unpack_buffers
+from ..ik.result import is_bad_input
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
 from ._translate import device, kernel
 
@@ -148,7 +150,7 @@ def _split_source(
     iterations[b] = int(row[i + R_ITERATIONS])
     restarts[b] = int(row[i + R_RESTARTS])
     reachable[b] = row[i + R_REACHABLE] != 0.0
-    if status > 1:
+    if is_bad_input(status):
         cuda.atomic.max(worst, 0, status)
 
 
@@ -176,8 +178,9 @@ def jacobian_kernel(n_nodes: int) -> Any:
                   **_cuda_names())  # fmt: skip
 
 
-#: The compiled methods that run on the GPU, and the update each binds into the loop.
-#: ``pinv`` and ``sdls`` take an SVD (numba's LAPACK call allocates) and stay on the CPU.
+#: The compiled methods that run on the GPU, each with the CPU drivers' step rule
+#: (``ik._drivers.RULES``) or update; ``pinv`` and ``sdls`` take an SVD (numba's LAPACK
+#: call allocates) and stay on the CPU.
 GPU_METHODS = ("auto", "dls", "transpose", "ccd")
 
 
@@ -248,9 +251,8 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
-        rule = {"dls": _steps.step_dls, "transpose": _steps.step_transpose}[method]
         update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
-                        apply_rule=device(rule))  # fmt: skip
+                        apply_rule=device(RULES[method]))  # fmt: skip
     one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
                  SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
     out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", cache=disk_cache(), solve_one=one,
@@ -265,4 +267,5 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
 def split_kernel() -> Any:
     """Result rows into the result's arrays, on the device; the largest bad-input
     status into ``worst[0]``."""
-    return kernel(_split_source, "kinetree_ik_split", **_cuda_names())
+    return kernel(_split_source, "kinetree_ik_split", is_bad_input=device(is_bad_input),
+                  **_cuda_names())  # fmt: skip

@@ -5,9 +5,10 @@ FK/Jacobian recurrences are written allocation-free with numba's ``@njit``. numb
 cannot call a CPU dispatcher from device code, but it compiles the same Python source:
 :func:`device` takes an ``@njit`` function's ``py_func``, rebinds every global name that
 refers to another ``@njit`` function to that function's device version (recursively, and
-once per function), and wraps the result in ``cuda.jit(device=True)`` with the same
-``inline`` choice. Extra ``bindings`` play the role of :func:`kinetree._compile.variant`'s
-(the method's step rule, the swing-twist switch).
+once per function; :func:`kinetree._compile.rebind`), and wraps the result in
+``cuda.jit(device=True)`` with the same ``inline`` choice. Extra ``bindings`` play the
+role of :func:`kinetree._compile.variant`'s (the method's step rule, the swing-twist
+switch).
 
 What cannot compile for CUDA is swapped at this one place, by identity of the CPU function:
 
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from .._compile import rebind
 from ..ik import _tasks
 
 __all__ = ["device", "kernel", "simulator"]
@@ -125,8 +127,7 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
         return hit
     from numba import cuda
 
-    scope = dict(py.__globals__)
-    scope.update(bindings)
+    scope = {**py.__globals__, **bindings}
     for nm in _global_names(py.__code__):
         if nm not in scope:
             continue
@@ -136,11 +137,7 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
         new = _replacement(scope[nm])
         if new is not None:
             scope[nm] = new
-    fn = types.FunctionType(py.__code__, scope, name or py.__name__, py.__defaults__,
-                            py.__closure__)  # fmt: skip
-    fn.__qualname__ = name or py.__qualname__
-    fn.__module__ = py.__module__
-    fn.__doc__ = py.__doc__
+    fn = rebind(py, name, scope)
     options = getattr(kernel, "targetoptions", {})
     inline = "always" if options.get("inline") == "always" else "never"
     out = cuda.jit(device=True, inline=inline)(fn)
@@ -154,15 +151,11 @@ def kernel(source: Any, name: str, cache: bool = False, **bindings: Any) -> Any:
     numba-cuda's disk cache, under ``name`` (which must then say what the bindings are)."""
     from numba import cuda
 
-    scope = dict(source.__globals__)
-    scope.update(bindings)
+    scope = {**source.__globals__, **bindings}
     for nm in _global_names(source.__code__):
         if nm in scope and nm not in bindings:
             new = _replacement(scope[nm])
             if new is not None:
                 scope[nm] = new
-    fn = types.FunctionType(source.__code__, scope, name, source.__defaults__,
-                            source.__closure__)  # fmt: skip
-    fn.__qualname__ = name
-    fn.__module__ = source.__module__
+    fn = rebind(source, name, scope)
     return cuda.jit(fn, cache=cache) if cache else cuda.jit(fn)

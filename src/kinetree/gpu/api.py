@@ -22,8 +22,8 @@ from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..ik import layout as L
 from ..ik.options import IKOptions, resolve
-from ..ik.problem import Template, apply_couplings, as_q0, build_problem, template
-from ..ik.result import IKResult, make_result
+from ..ik.problem import Template, apply_couplings, as_q0, build_problem, cached_template
+from ..ik.result import IKResult, is_bad_input, make_result
 from ..kinematics import needed_nodes, packed
 from ..model import Model
 from . import _kernels as K
@@ -46,6 +46,22 @@ def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
     if simulator():
         return 1, max(1, min(n, 4))
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return launch_shape(n, sms, threads, per_sm)
+
+
+def launch_shape(n: int, sms: int, threads: int, per_sm: int) -> tuple[int, int]:
+    """``(blocks, threads per block)`` for ``n`` items on ``sms`` multiprocessors: blocks
+    of ``threads``, at most ``per_sm`` per multiprocessor. A batch too small to give
+    every multiprocessor a full block is spread over all of them, in blocks of one warp
+    (or of fewer lanes when there are fewer than 32 items per multiprocessor).
+
+    One IK problem is one thread's serial work, so a small batch ends when its slowest
+    warp does. Spread, every multiprocessor runs a few problems of its own (1,000
+    problems on 132 multiprocessors: 143 blocks of 7 threads, not 16 blocks of 64 on 16
+    of them), and a warp waits for the slowest of 7 lanes, not of 32."""
+    n = max(1, n)
+    if n < sms * threads:
+        threads = max(1, min(threads, 32, n // sms))
     return max(1, min(math.ceil(n / threads), sms * per_sm)), threads
 
 
@@ -152,26 +168,19 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
     return opts
 
 
-_POSE_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
+#: The target row of one plain pose (every axis weighed 1, no point offset) as
+#: :func:`~kinetree.ik.problem.cached_template` keys it.
+_POSE_ROW = np.zeros((1, L.TARGET_SIZE))
+_POSE_ROW[:, L.T_W_POS : L.T_W_ROT + 3] = 1.0
 
 
 def _pose_template(model: Model, frame: str | None, opts: IKOptions) -> Template:
-    """The template of one plain pose target on ``frame``, kept per model and options."""
+    """The template of one plain pose target on ``frame``, from the IK templates' own
+    cache (the one a CPU solve of the same pose target uses)."""
     if frame is not None and not isinstance(frame, str):
         raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
-    cache = _POSE_TEMPLATES.get(model)
-    if cache is None:
-        cache = _POSE_TEMPLATES[model] = {}
-    key = (frame, opts.layout_key())
-    tpl = cache.get(key)
-    if tpl is None:
-        name = frame if frame is not None else model.end_effectors[0]
-        tpl = template(model, (name,), (L.KIND_FRAME,), np.ones((1, 6)), np.zeros((1, 3)),
-                       opts.layout_key())  # fmt: skip
-        if len(cache) >= 64:
-            cache.clear()
-        cache[key] = tpl
-    return tpl
+    name = frame if frame is not None else model.end_effectors[0]
+    return cached_template(model, (name,), (L.KIND_FRAME,), _POSE_ROW, opts)
 
 
 def _is_pose_array(target: Any) -> bool:
@@ -373,7 +382,7 @@ def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: flo
 
     nq, T = tpl.model.nq, tpl.n_targets
     r = L.read_result(out, nq, T)
-    bad = r["status"] > L.ST_NOT_CONVERGED
+    bad = is_bad_input(r["status"])
     if np.any(bad):
         first = int(np.argmax(bad))
         where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
@@ -409,7 +418,7 @@ def _device_result(
     K.split_kernel()[blocks, threads](out, nq, T, q, pe, oe, success, iterations, restarts,
                                       reachable, worst)  # fmt: skip
     status = int(worst.copy_to_host()[0])  # 8 bytes: did any problem have bad input?
-    if status > L.ST_NOT_CONVERGED:
+    if is_bad_input(status):
         raise_status(status, " (a problem of the GPU batch)")
 
     def shaped(d: Any, *tail: int) -> Any:

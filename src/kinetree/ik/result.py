@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IKResult", "make_result", "message", "one_result", "with_clearance"]
+from .layout import ST_NONFINITE, ST_NOT_RIGID, ST_TOO_FAR
+
+__all__ = ["IKResult", "is_bad_input", "make_result", "message", "one_result", "with_clearance"]
 
 
 @dataclass(slots=True)
@@ -95,6 +97,13 @@ IN_COLLISION = (
     "in collision: on target, but closer than the margin to an obstacle or to itself "
     "(see min_distance); returned the best configuration found"
 )
+
+
+def is_bad_input(status: Any) -> Any:
+    """Whether a kernel status (``layout.ST_*``: an int, or an array of them, elementwise)
+    means bad input, for which the solve raises (``layout.BAD_INPUT``) instead of
+    returning a result. Plain comparisons, so the GPU's kernels compile it too."""
+    return (status == ST_NONFINITE) | (status == ST_NOT_RIGID) | (status == ST_TOO_FAR)
 
 
 def message(success: bool, reachable: bool, iterations: int = 0, restarts: int = 0) -> str:
