@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .ik.targets import Orientation as Orientation
     from .ik.targets import Pose as Pose
     from .ik.targets import Position as Position
-    from .io import load as load
+    from .loading import load as load
     from .io.bvh import BVHClip as BVHClip
     from .io.bvh import read_bvh as read_bvh
     from .io.bvh import write_bvh as write_bvh
@@ -84,7 +84,7 @@ _LAZY = {
     "Orientation": ".ik.targets:Orientation",
     "Pose": ".ik.targets:Pose",
     "Position": ".ik.targets:Position",
-    "load": ".io:load",
+    "load": ".loading:load",
     "BVHClip": ".io.bvh:BVHClip",
     "read_bvh": ".io.bvh:read_bvh",
     "write_bvh": ".io.bvh:write_bvh",

@@ -157,7 +157,7 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
     file in it) is not installed, saying how to get it.
     """
     from .. import models
-    from ..io import load
+    from ..loading import load
 
     if isinstance(robot, Model):
         return free_base(robot)
