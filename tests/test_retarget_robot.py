@@ -279,7 +279,7 @@ def _folded_skeleton(path: Path) -> Path:
 
 
 def test_folded_zero_pose_source_gets_its_up_axis_and_unit(tmp_path: Path) -> None:
-    from kinetree.anim.retarget_source import prepare_source
+    from kinetree.anim.retarget.source import prepare_source
 
     clip = kinetree.read_bvh(_folded_skeleton(tmp_path / "folded.bvh"))
     P = clip.joint_positions()

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from . import models as models
     from . import spatial as spatial
     from ._warmup import warmup as warmup
-    from .anim.robot_retarget import retarget_robot as retarget
+    from .anim.retarget.human_to_robot import retarget_robot as retarget
     from .builder import ModelBuilder as ModelBuilder
     from .collision.world import Box as Box
     from .collision.world import Capsule as Capsule
@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from .ik.targets import Orientation as Orientation
     from .ik.targets import Pose as Pose
     from .ik.targets import Position as Position
-    from .loading import load as load
     from .io.bvh import BVHClip as BVHClip
     from .io.bvh import read_bvh as read_bvh
     from .io.bvh import write_bvh as write_bvh
+    from .loading import load as load
     from .model import JointType as JointType
     from .model import Model as Model
 
@@ -69,7 +69,7 @@ _LAZY = {
     "models": ".models",
     "spatial": ".spatial",
     "warmup": "._warmup:warmup",
-    "retarget": ".anim.robot_retarget:retarget_robot",
+    "retarget": ".anim.retarget.human_to_robot:retarget_robot",
     "ModelBuilder": ".builder:ModelBuilder",
     "Box": ".collision.world:Box",
     "Capsule": ".collision.world:Capsule",

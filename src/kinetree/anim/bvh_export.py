@@ -28,10 +28,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_model, check_positive
-from .rotations import decompose, decompose_all, pick_nearest
 from ..errors import InvalidValueError, ShapeError
-from ..model import Model
 from ..io._files import as_path, write_text
+from ..model import Model
+from .rotations import decompose, decompose_all, pick_nearest
 
 __all__ = ["motion_to_bvh", "write_motion_bvh"]
 

@@ -143,7 +143,7 @@ def bvh_retarget_cmd(
 
     clip = read_bvh(bvh_path(path))
     goal = clip.model.fk(clip.q, frame)[:, :3, 3] + np.array(offset)
-    motion = anim.retarget(clip, {frame: goal}, active=active or None, pin=pin or None)
+    motion = anim.edit_by_targets(clip, {frame: goal}, active=active or None, pin=pin or None)
     ok = np.asarray(motion.metadata["success"], dtype=bool)
     out = output_path(output)
     write_bvh(out, motion.to_clip())

@@ -187,8 +187,8 @@ def retarget_cmd(
     table; exit 1 when any clip failed (the others are written).
     """
     from ..anim import retarget_robot
-    from ..anim.dataset import clips_in, retarget_folder
-    from ..anim.retarget_io import save_motion
+    from ..anim.retarget.dataset import clips_in, retarget_folder
+    from ..anim.retarget.saving import save_motion
 
     options: dict[str, Any] = {
         "source_scale": scale, "up": up, "contacts": not no_contacts,
@@ -258,7 +258,7 @@ def retarget_cmd(
             typer.echo(f"warning: {w}")
         typer.echo(f"wrote {out}")
     if gif is not None:
-        from ..anim.retarget_source import source_in_robot_world
+        from ..anim.retarget.source import source_in_robot_world
         from ..io.bvh import read_bvh
         from ..viz import animate_side_by_side
 

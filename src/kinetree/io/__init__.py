@@ -52,6 +52,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown 
             return getattr(importlib.import_module(module_name), attr)
         return _lazy_getattr(name)
 
+
 __all__ = [
     "BVHClip",
     "DHRow",

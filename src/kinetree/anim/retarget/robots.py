@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FileFormatError, InvalidValueError, UnknownNameError
-from ..model import JointType, Model
-from ..spatial import matrix_to_quaternion
+from ...errors import FileFormatError, InvalidValueError, UnknownNameError
+from ...model import JointType, Model
+from ...spatial import matrix_to_quaternion
 
 __all__ = [
     "FREE_JOINT",
@@ -156,8 +156,8 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
     :class:`~kinetree.errors.FileFormatError` when example-robot-data (or the robot's
     file in it) is not installed, saying how to get it.
     """
-    from .. import models
-    from ..loading import load
+    from ... import models
+    from ...loading import load
 
     if isinstance(robot, Model):
         return free_base(robot)
