@@ -31,7 +31,7 @@ from .._validate import as_array, check_model, check_positive
 from ..errors import InvalidValueError, ShapeError
 from ..io._files import as_path, write_text
 from ..model import Model
-from .rotations import decompose, decompose_all, pick_nearest
+from ..spatial import decompose, decompose_all, pick_nearest
 
 __all__ = ["motion_to_bvh", "write_motion_bvh"]
 

@@ -40,7 +40,7 @@ from .._targets import moved_by
 from ..motion import Motion
 from .joint_maps import RetargetMap, make_map
 from .quality import rest_overlaps, retarget_quality
-from .robots import free_joint_of, load_robot, velocity_limits
+from .robots import free_joint_of, load_robot
 from .source import SourceFrames, prepare_source
 from .targets import RobotTargets, build_targets
 
@@ -296,9 +296,9 @@ def retarget_robot(
         contacts: hold feet still while the source's are planted.
         contact_height: a source ankle within this of its planted level [m] ...
         contact_speed: ... and slower than this [m/s] is planted.
-        max_joint_speed: ``"urdf"`` (the robot file's velocity limits, none for
-            other robots), one speed for every joint [rad/s or m/s], a dict per joint,
-            or None (no cap).
+        max_joint_speed: ``"urdf"`` (the robot's :attr:`~kinetree.Model.velocity_limits`,
+            read from its URDF's ``<limit velocity>``; none for other robots), one speed
+            for every joint [rad/s or m/s], a dict per joint, or None (no cap).
         smooth: Gaussian smoothing of the targets over time, sigma [s] (0: none).
         iterations: IK iterations of the first and the warm-started pass.
         skip_calibration: leave out a leading calibration pose (frame 0 far from the
@@ -389,7 +389,7 @@ def retarget_robot(
             raise InvalidValueError(
                 f"max_joint_speed must be 'urdf', a number, a dict or None, got {max_joint_speed!r}"
             )
-        limits = velocity_limits(robot_model)
+        limits = {str(k): float(v) for k, v in robot_model.velocity_limits.items()}
     elif max_joint_speed is None:
         limits = {}
     elif isinstance(max_joint_speed, Mapping):
