@@ -127,21 +127,15 @@ def test_edit_by_targets_and_its_old_name() -> None:
     assert kinetree.retarget is kinetree.anim.retarget.retarget_robot  # human -> robot
 
 
+#: Old module name -> new one, from kinetree.anim's own table; the nine retargeting files.
 OLD_PATHS = {
-    "robot_retarget": "human_to_robot",
-    "robots": "robots",
-    "retarget_maps": "joint_maps",
-    "retarget_quality": "quality",
-    "retarget_source": "source",
-    "retarget_targets": "targets",
-    "retarget_feet": "feet",
-    "retarget_io": "saving",
-    "dataset": "dataset",
+    old.rpartition(".")[2]: new.rpartition(".")[2] for old, new in kinetree.anim._MOVED.items()
 }
 
 
 @pytest.mark.parametrize("old", sorted(OLD_PATHS))
 def test_old_retargeting_module_paths(old: str) -> None:
+    assert len(OLD_PATHS) == 9 and "robot_retarget" in OLD_PATHS
     new = importlib.import_module(f"kinetree.anim.retarget.{OLD_PATHS[old]}")
     if sys.modules.get(f"kinetree.anim.{old}") is new:  # imported by an earlier test
         del sys.modules[f"kinetree.anim.{old}"]
