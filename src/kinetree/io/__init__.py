@@ -1,4 +1,9 @@
-"""File formats -> Model. Each loader turns one format into a :class:`Model` and nothing else."""
+"""File formats -> Model. Each loader turns one format into a :class:`Model` and nothing else.
+
+Choosing a loader by a file's suffix (or a built-in model by name) is one floor up, in
+:func:`kinetree.load` (:mod:`kinetree.loading`); writing a motion as BVH is animation
+(:mod:`kinetree.anim.bvh_export`). Their old names here are deprecated aliases.
+"""
 
 from __future__ import annotations
 
