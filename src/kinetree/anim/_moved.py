@@ -35,6 +35,10 @@ class _StandIn(types.ModuleType):
         self._kinetree_new_place = new
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name != "__all__":
+            # Tools that walk sys.modules (inspect.getmodule reads every __file__) must
+            # neither import the new module nor see a warning meant for the old path.
+            raise AttributeError(name)
         _warn(self.__name__, self._kinetree_new_place)
         return getattr(importlib.import_module(self._kinetree_new_place), name)
 
