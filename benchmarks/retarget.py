@@ -34,7 +34,7 @@ import numpy as np
 
 import kinetree
 from kinetree.anim import load_robot, self_collision_frames
-from kinetree.anim.dataset import retarget_folder
+from kinetree.anim.retarget.dataset import retarget_folder
 from kinetree.errors import KinetreeError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,7 +223,7 @@ def main() -> None:
         p.write_text(text if text.endswith("\n") else text + "\n")
     print(text)
     if args.gif and "g1" in robots:
-        from kinetree.anim.retarget_source import source_in_robot_world
+        from kinetree.anim.retarget.source import source_in_robot_world
         from kinetree.viz import animate_side_by_side
 
         clip = kinetree.read_bvh(DATA / "cmu_12_01_walk.bvh")

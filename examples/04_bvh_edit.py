@@ -26,7 +26,9 @@ def main() -> None:
     print(f"{clip.source}: {clip.n_frames} frames at {clip.fps:.0f} fps, {clip.model.dof} channels")
 
     p_hand = clip.model.fk(clip.q, "RightHand")[:, :3, 3]  # (n_frames, 3)
-    motion = anim.retarget(clip, {"RightHand": p_hand + LIFT}, active=["RightArm", "RightForeArm"])
+    motion = anim.edit_by_targets(
+        clip, {"RightHand": p_hand + LIFT}, active=["RightArm", "RightForeArm"]
+    )
     ok = np.asarray(motion.metadata["success"])
     print(f"{int(ok.sum())}/{ok.size} frames on target")
 

@@ -19,9 +19,9 @@ from kinetree.anim import (
     ball_joints,
     decompose,
     decompose_all,
+    edit_by_targets,
     interpolate,
     reach,
-    retarget,
     sequence_matrix,
     slerp,
     to_clip,
@@ -321,14 +321,14 @@ def test_interpolate_bvh(path: Path, rng: np.random.Generator) -> None:
             np.testing.assert_allclose(m.q[:, i], qa[i] + u * (qb[i] - qa[i]), atol=1e-12)
 
 
-# --- retarget ----------------------------------------------------------------------
+# --- edit_by_targets -------------------------------------------------------------------
 
 
 def test_retarget_raise_hands(walk: kinetree.BVHClip) -> None:
     src = Motion.from_clip(walk)
     lift = np.array([0.0, 3.0, 0.0])  # Y-up, inches
     targets = {f: src.positions(f) + lift for f in ("LeftHand", "RightHand")}
-    m = retarget(walk, targets, active=ARMS, max_joint_step=0.05)
+    m = edit_by_targets(walk, targets, active=ARMS, max_joint_step=0.05)
     md = m.metadata
     assert md["success"].all()
     for f, p in targets.items():  # FK check on every frame
@@ -350,7 +350,7 @@ def model_mask(model: kinetree.Model, names: list[str]) -> np.ndarray:
 def test_retarget_feet_above_ground(walk: kinetree.BVHClip) -> None:
     src = Motion.from_clip(walk)
     ground = 1.5  # above the lowest source foot height (~0.65 / ~0.74)
-    m = retarget(walk, pin=["LeftFoot", "RightFoot"], ground_height=ground, active=LEGS)
+    m = edit_by_targets(walk, pin=["LeftFoot", "RightFoot"], ground_height=ground, active=LEGS)
     assert m.metadata["success"].all()
     for f in ("LeftFoot", "RightFoot"):
         p, s = m.positions(f), src.positions(f)
@@ -373,16 +373,16 @@ def test_retarget_smooth_path_and_popping() -> None:
     c = model.fk(model.neutral())[:3, 3]
     t = np.linspace(0.0, 2 * np.pi, n)
     circle = c + 0.1 * np.stack([np.zeros(n), np.cos(t) - 1.0, np.sin(t)], axis=1)
-    m = retarget(src, {"flange": circle}, max_joint_step=0.1)
+    m = edit_by_targets(src, {"flange": circle}, max_joint_step=0.1)
     assert m.metadata["success"].all()
     assert np.max(np.linalg.norm(m.positions("flange") - circle, axis=1)) <= 1e-6
     assert m.max_joint_step() < 0.1 and len(m.metadata["popped_frames"]) == 0
     # A jump in the path pops; with limit_joint_step the change is capped and caught up.
     jump = circle.copy()
     jump[45:] += np.array([0.0, 0.25, 0.0])
-    r = retarget(src, {"flange": jump}, max_joint_step=0.1)
+    r = edit_by_targets(src, {"flange": jump}, max_joint_step=0.1)
     assert 45 in r.metadata["popped_frames"]
-    lim = retarget(src, {"flange": jump}, max_joint_step=0.1, limit_joint_step=True)
+    lim = edit_by_targets(src, {"flange": jump}, max_joint_step=0.1, limit_joint_step=True)
     assert lim.max_joint_step() <= 0.1 + 1e-12
     assert not lim.metadata["success"][45]
     assert lim.metadata["position_error"][45, 0] > 1e-3
@@ -393,27 +393,27 @@ def test_retarget_callable_and_static_targets() -> None:
     model = kinetree.load("panda")
     src = Motion(model, np.tile(model.neutral(), (5, 1)), fps=10.0)
     p0 = model.fk(model.neutral())[:3, 3]
-    m = retarget(src, {"flange": lambda k, q: p0 + np.array([0.0, 0.01 * k, 0.0])})
+    m = edit_by_targets(src, {"flange": lambda k, q: p0 + np.array([0.0, 0.01 * k, 0.0])})
     np.testing.assert_allclose(m.positions("flange")[4], p0 + np.array([0, 0.04, 0]), atol=1e-6)
-    s = retarget(src, {"flange": Pose(model.fk(model.neutral()))})
+    s = edit_by_targets(src, {"flange": Pose(model.fk(model.neutral()))})
     np.testing.assert_allclose(s.q, src.q, atol=1e-9)
     with pytest.raises(InvalidValueError, match="pin"):
-        retarget(src, {"flange": p0}, ground_height=0.0)
+        edit_by_targets(src, {"flange": p0}, ground_height=0.0)
     with pytest.raises(InvalidValueError, match="both"):
-        retarget(src, {"flange": p0}, pin=["flange"])
+        edit_by_targets(src, {"flange": p0}, pin=["flange"])
     with pytest.raises(ShapeError):
-        retarget(src, {"flange": np.zeros((3, 3))})
+        edit_by_targets(src, {"flange": np.zeros((3, 3))})
     with pytest.raises(InvalidValueError):
-        retarget(src)
+        edit_by_targets(src)
 
 
 def test_retarget_pins_only_what_active_joints_move(walk: kinetree.BVHClip) -> None:
     # Feet pinned while only the arms move: the feet follow the source untouched.
     targets = {"LeftHand": Motion.from_clip(walk).positions("LeftHand")[:5]}
     short = walk.slice(0, 5)
-    m = retarget(short, targets, pin=["LeftFoot"], active=ARMS)
+    m = edit_by_targets(short, targets, pin=["LeftFoot"], active=ARMS)
     assert m.metadata["target_frames"] == ("LeftHand",)
     with pytest.raises(InvalidValueError, match="ground_height"):
-        retarget(short, targets, pin=["LeftFoot"], ground_height=100.0, active=ARMS)
+        edit_by_targets(short, targets, pin=["LeftFoot"], ground_height=100.0, active=ARMS)
     with pytest.raises(InvalidValueError, match="q0"):
-        retarget(short, targets, q0=short.q[0])
+        edit_by_targets(short, targets, q0=short.q[0])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kinetree
-from kinetree.io.bvh_export import motion_to_bvh, write_motion_bvh
+from kinetree.anim.bvh_export import motion_to_bvh, write_motion_bvh
 from kinetree.spatial import quat_exp
 
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import kinetree
-import kinetree.anim.robot_retarget as robot_retarget
+import kinetree.anim.retarget.human_to_robot as robot_retarget
 from kinetree.cli import EXIT_USAGE, app
 from kinetree.errors import InvalidValueError
 

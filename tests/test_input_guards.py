@@ -26,7 +26,7 @@ import kinetree.distributed as kd
 import kinetree.workspace as ws
 from kinetree import _validate
 from kinetree import geometry as geo
-from kinetree.anim import Motion, interpolate
+from kinetree.anim import Motion, interpolate, write_motion_bvh
 from kinetree.errors import (
     FileFormatError,
     InvalidValueError,
@@ -35,7 +35,6 @@ from kinetree.errors import (
     UnknownNameError,
     UnsupportedError,
 )
-from kinetree.io import write_motion_bvh
 
 DATA = Path(kinetree.__file__).resolve().parent / "data"
 CMU = DATA / "cmu_12_01_walk.bvh"

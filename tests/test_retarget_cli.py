@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 import kinetree
 from kinetree.anim import load_robot
-from kinetree.anim.dataset import retarget_folder
-from kinetree.anim.retarget_io import save_motion
-from kinetree.anim.retarget_source import source_in_robot_world
+from kinetree.anim.retarget.dataset import retarget_folder
+from kinetree.anim.retarget.saving import save_motion
+from kinetree.anim.retarget.source import source_in_robot_world
 from kinetree.cli import EXIT_FAILED, EXIT_USAGE, app
 from kinetree.errors import UnsupportedError
 

@@ -13,7 +13,7 @@ import pytest
 import kinetree
 from ik_helpers import SWING
 from kinetree.anim import Motion, self_collision_frames
-from kinetree.anim.dataset import Job, retarget_folder, retarget_job
+from kinetree.anim.retarget.dataset import Job, retarget_folder, retarget_job
 from kinetree.errors import InvalidValueError, UnsupportedError
 
 DATA = Path(__file__).parent / "data" / "bvh"

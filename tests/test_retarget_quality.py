@@ -18,8 +18,8 @@ import pytest
 import kinetree
 from kinetree import ModelBuilder
 from kinetree.anim import Motion, free_base, guess_map, retarget_quality
-from kinetree.anim.retarget_feet import hold_feet, sole_floor, sole_points
-from kinetree.anim.robots import joint_centre
+from kinetree.anim.retarget.feet import hold_feet, sole_floor, sole_points
+from kinetree.anim.retarget.robots import joint_centre
 from kinetree.geometry import Box
 from kinetree.io.body_parts import find_body_parts
 from kinetree.spatial import rot_x, rot_y, translation

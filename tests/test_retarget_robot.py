@@ -70,6 +70,42 @@ def test_free_base_keeps_fk_and_puts_the_base_first() -> None:
     assert J.shape == (6, free.nv) and np.linalg.matrix_rank(J[:, :6]) == 6
 
 
+@pytest.mark.parametrize("name", ["humanoid", "panda"])
+def test_free_base_is_with_floating_base(name: str) -> None:
+    # One way to add a floating base: free_base goes through Model.with_floating_base;
+    # the only difference is where the old root's placement T0 sits (the base's neutral
+    # configuration, not its fixed origin), so the base coordinates are a world pose.
+    m = kinetree.load(name)
+    free, ref = free_base(m), m.with_floating_base("root_joint")
+    for attr in ("node_names", "node_joint", "joint_names", "joint_groups"):
+        assert getattr(free, attr) == getattr(ref, attr), attr
+    for attr in ("parent", "joint_type", "axis", "q_index", "q_scale", "q_offset", "hidden",
+                 "limits", "continuous"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(free, attr), getattr(ref, attr), err_msg=attr)
+    np.testing.assert_array_equal(np.delete(free.origin, 1, 0), np.delete(ref.origin, 1, 0))
+    np.testing.assert_array_equal(free.origin[1], np.eye(4))
+    np.testing.assert_array_equal(ref.origin[1], m.origin[0])
+    assert free.metadata["floating_base"] == "root_joint" and "free_base" not in free.metadata
+    q = m.random_configuration(4, rng=3)
+    q_free = np.concatenate([np.tile(free.neutral()[:7], (4, 1)), q], axis=1)
+    q_ref = np.concatenate([np.tile(ref.neutral()[:7], (4, 1)), q], axis=1)
+    np.testing.assert_allclose(free.fk_all(q_free), ref.fk_all(q_ref), rtol=0, atol=1e-12)
+
+
+def test_urdf_speed_limits_are_the_models(walk: kinetree.BVHClip, humanoid: kinetree.Model) -> None:
+    # max_joint_speed="urdf" reads Model.velocity_limits (the file is not parsed again):
+    # limits set on a model that has no file are used, and hold.
+    import dataclasses
+
+    limited = dataclasses.replace(humanoid, velocity_limits={"knee_l": 0.5, "elbow_r": 0.7})
+    m = kinetree.retarget(walk.slice(1, 60), limited, "cmu", max_joint_speed="urdf")
+    assert m.metadata["retarget"]["speed_limits"] == {"knee_l": 0.5, "elbow_r": 0.7}
+    for joint, limit in (("knee_l", 0.5), ("elbow_r", 0.7)):
+        k = limited.joint_names.index(joint)
+        assert np.abs(np.diff(m.q[:, k])).max() <= limit / m.fps + 1e-12
+    assert m.metadata["quality"]["speed_violations"] == 0
+
+
 def test_free_base_name_clash() -> None:
     b = kinetree.ModelBuilder("clash", root="base")
     b.add_joint("root_joint", "base", "link")
@@ -279,7 +315,7 @@ def _folded_skeleton(path: Path) -> Path:
 
 
 def test_folded_zero_pose_source_gets_its_up_axis_and_unit(tmp_path: Path) -> None:
-    from kinetree.anim.retarget_source import prepare_source
+    from kinetree.anim.retarget.source import prepare_source
 
     clip = kinetree.read_bvh(_folded_skeleton(tmp_path / "folded.bvh"))
     P = clip.joint_positions()

@@ -15,7 +15,7 @@ import kinetree
 import kinetree.geometry as geo
 from ik_helpers import SWING
 from kinetree.anim import load_robot, self_collision_frames
-from kinetree.anim.retarget_quality import rest_overlaps
+from kinetree.anim.retarget.quality import rest_overlaps
 
 CMU = Path(__file__).parent / "data" / "bvh" / "cmu_12_01_walk.bvh"
 

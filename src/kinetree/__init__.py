@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from . import models as models
     from . import spatial as spatial
     from ._warmup import warmup as warmup
-    from .anim.robot_retarget import retarget_robot as retarget
+    from .anim.retarget.human_to_robot import retarget_robot as retarget
     from .builder import ModelBuilder as ModelBuilder
     from .collision.world import HalfSpace as HalfSpace
     from .collision.world import PointCloud as PointCloud
@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from .ik.targets import Orientation as Orientation
     from .ik.targets import Pose as Pose
     from .ik.targets import Position as Position
-    from .io import load as load
     from .io.bvh import BVHClip as BVHClip
     from .io.bvh import read_bvh as read_bvh
     from .io.bvh import write_bvh as write_bvh
+    from .loading import load as load
     from .model import JointType as JointType
     from .model import Model as Model
 
@@ -69,7 +69,7 @@ _LAZY = {
     "models": ".models",
     "spatial": ".spatial",
     "warmup": "._warmup:warmup",
-    "retarget": ".anim.robot_retarget:retarget_robot",
+    "retarget": ".anim.retarget.human_to_robot:retarget_robot",
     "ModelBuilder": ".builder:ModelBuilder",
     "Box": ".geometry:Box",
     "Capsule": ".geometry:Capsule",
@@ -84,7 +84,7 @@ _LAZY = {
     "Orientation": ".ik.targets:Orientation",
     "Pose": ".ik.targets:Pose",
     "Position": ".ik.targets:Position",
-    "load": ".io:load",
+    "load": ".loading:load",
     "BVHClip": ".io.bvh:BVHClip",
     "read_bvh": ".io.bvh:read_bvh",
     "write_bvh": ".io.bvh:write_bvh",

@@ -38,7 +38,7 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     import numpy as np
 
     from .ik.targets import Position
-    from .io import load
+    from .loading import load
 
     model = load("panda")
     Q = model.random_configuration(300, rng=0)

@@ -1,17 +1,19 @@
 """Motion as sequences of configurations: reach animations, keyframe interpolation,
-IK retargeting of clips.
+editing clips by IK targets, retargeting human motion onto robots.
 
 * :class:`Motion`: a model's configurations ``(n_frames, dof)`` at a frame rate,
   with optional per-frame target points for drawing; BVH round trip through
-  :meth:`Motion.from_clip` and :func:`to_clip`.
+  :meth:`Motion.from_clip` and :func:`to_clip`; any model's motion as BVH with
+  :func:`write_motion_bvh`.
 * :func:`reach`: seed 000's step-by-step reach, one IK iteration per frame.
 * :func:`interpolate`: keyframes joined by slerp (ball joints) and linear
   interpolation (everything else).
-* :func:`retarget`: IK on every frame of a clip, warm-started, with pinned frames,
+* :func:`edit_by_targets`: IK on every frame of a clip, warm-started, with pinned frames,
   a ground height and a bound on the per-frame joint change (the clip's own skeleton).
-* :func:`retarget_robot` (``kinetree.retarget``): a human clip onto a humanoid robot
-  with a floating base: ready-made and guessed joint maps (:class:`RetargetMap`),
-  unit and up-axis conversion, per-segment scaling, planted feet
+  Until the next release also callable as ``kinetree.anim.retarget``, deprecated.
+* :mod:`kinetree.anim.retarget`: :func:`retarget_robot` (``kinetree.retarget``), a human
+  clip onto a humanoid robot with a floating base: ready-made and guessed joint maps
+  (:class:`RetargetMap`), unit and up-axis conversion, per-segment scaling, planted feet
   (:func:`detect_contacts`), joint and speed limits, quality numbers
   (:func:`retarget_quality`); :func:`free_base` and :func:`load_robot` for the robot.
 
@@ -22,15 +24,30 @@ package only orchestrates. Draw a motion with
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
+from . import retarget as retarget
+from ._moved import MovedModules
+from .bvh_export import motion_to_bvh, write_motion_bvh
 from .contacts import contact_intervals, detect_contacts
+from .edit import edit_by_targets
 from .interpolate import EASES, interpolate
 from .motion import Motion, to_clip
 from .reach import reach
-from .retarget import retarget
-from .retarget_maps import ROBOT_MAPS, SKELETON_MAPS, RetargetMap, guess_map, make_map
-from .retarget_quality import rest_overlaps, retarget_quality, self_collision_frames
-from .robot_retarget import retarget_robot
-from .robots import free_base, load_robot
+from .retarget import (
+    ROBOT_MAPS,
+    SKELETON_MAPS,
+    RetargetMap,
+    free_base,
+    guess_map,
+    load_robot,
+    make_map,
+    rest_overlaps,
+    retarget_quality,
+    retarget_robot,
+    self_collision_frames,
+)
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
 
 __all__ = [
@@ -45,11 +62,13 @@ __all__ = [
     "decompose",
     "decompose_all",
     "detect_contacts",
+    "edit_by_targets",
     "free_base",
     "guess_map",
     "interpolate",
     "load_robot",
     "make_map",
+    "motion_to_bvh",
     "reach",
     "rest_overlaps",
     "retarget",
@@ -59,4 +78,30 @@ __all__ = [
     "sequence_matrix",
     "slerp",
     "to_clip",
+    "write_motion_bvh",
 ]
+
+#: Module paths before the retargeting files became :mod:`kinetree.anim.retarget`
+#: (deprecated; they go in the next release).
+_MOVED = {
+    f"{__name__}.{old}": f"{__name__}.retarget.{new}"
+    for old, new in {
+        "robot_retarget": "human_to_robot",
+        "robots": "robots",
+        "retarget_maps": "joint_maps",
+        "retarget_quality": "quality",
+        "retarget_source": "source",
+        "retarget_targets": "targets",
+        "retarget_feet": "feet",
+        "retarget_io": "saving",
+        "dataset": "dataset",
+    }.items()
+}
+MovedModules(_MOVED).install()
+
+
+def __getattr__(name: str) -> Any:
+    """``kinetree.anim.robot_retarget`` and the other moved modules' old names."""
+    if f"{__name__}.{name}" in _MOVED:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,9 +11,15 @@ from numpy.typing import ArrayLike
 from .._validate import as_array, check_memory, check_positive
 from ..errors import InvalidValueError, ShapeError
 from ..model import Model
+from ..spatial import (
+    decompose_all,
+    matrix_to_quaternion,
+    quaternion_to_matrix,
+    sequence_matrix,
+    slerp,
+)
 from .motion import Motion
-from .rotations import ball_joints, decompose_all, matrix_to_quat, quat_to_matrix, slerp
-from .rotations import sequence_matrix as _sequence_matrix
+from .rotations import ball_joints
 
 __all__ = ["EASES", "interpolate"]
 
@@ -182,9 +188,9 @@ def _slerp_ball(
     """Overwrite ``q[:, dofs]`` with the slerped rotation's angles, in place."""
     idx = list(dofs)
     ang = keys[:, idx]  # (K, 3)
-    quats = matrix_to_quat(_sequence_matrix(ang, axes))  # (K, 4)
+    quats = matrix_to_quaternion(sequence_matrix(ang, axes))  # (K, 4)
     qs = slerp(quats[seg], quats[seg + 1], v)
-    cand = decompose_all(quat_to_matrix(qs), axes)  # (n, 2, 3)
+    cand = decompose_all(quaternion_to_matrix(qs), axes)  # (n, 2, 3)
     out = q[:, idx]
     prev = ang[seg[0]]
     for i in range(q.shape[0]):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import FileFormatError, InvalidValueError
 
-__all__ = ["as_path", "write_text"]
+__all__ = ["as_path", "write_text", "xml_root"]
 
 
 def as_path(value: object, what: str) -> Path:
@@ -49,3 +49,19 @@ def write_text(path: Path, text: str, kind: str) -> None:
         raise FileFormatError(
             f"cannot write {kind} file {str(path)!r}: {exc.strerror or exc}"
         ) from None
+
+
+def xml_root(path: Path) -> str | None:
+    """The tag of the root element of the XML file ``path``; None when none can be read.
+
+    Only the start of the file is parsed (up to the root's opening tag).
+    """
+    import xml.etree.ElementTree as ET  # here: loading a built-in model parses no XML
+
+    try:
+        with open(path, "rb") as f:
+            for _event, element in ET.iterparse(f, events=("start",)):
+                return str(element.tag)
+    except Exception:  # unreadable, not XML, a bad encoding: no root to name
+        return None
+    return None

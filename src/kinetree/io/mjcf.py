@@ -102,7 +102,7 @@ from ..errors import (
 )
 from ..geometry import Box, Capsule, Cylinder, Geometry, GeometryWarning, Mesh, Sphere
 from ..model import Model
-from ._files import as_path
+from ._files import as_path, xml_root
 
 __all__ = ["MJCFWarning", "from_mujoco", "load_mjcf"]
 
@@ -173,9 +173,7 @@ def load_mjcf(
                 if not p.exists()
                 else f"MJCF file {source!r} is not a file"
             )
-        from . import _xml_root
-
-        root = _xml_root(p)
+        root = xml_root(p)
     if root == "robot":
         raise UnsupportedError(
             f"{source}: this is URDF (a <robot> root element), not MJCF; "

@@ -1,5 +1,9 @@
 """Homogeneous transforms in 2D (3x3) and 3D (4x4), rotations, SE(3) log/exp, pose error.
 
+Rotations live here, every form: matrices, axis-angle, roll-pitch-yaw, quaternions
+(products, exp/log, slerp), and three angles about given axes (Euler, Tait-Bryan,
+Davenport; :mod:`._euler`), the BVH channels.
+
 Every function works on arrays with any number of leading batch dimensions:
 ``rot_z(np.zeros((5, 2)))`` is ``(5, 2, 4, 4)``. Angles are radians, lengths
 metres (or whatever unit the caller uses consistently). Quaternions are
@@ -15,22 +19,33 @@ from numpy.typing import ArrayLike
 from .._validate import as_array
 from ..errors import InvalidValueError, NotRigidError, ShapeError
 from . import _kernels
+from ._euler import axis_rotation as axis_rotation
+from ._euler import decompose as decompose
+from ._euler import decompose_all as decompose_all
+from ._euler import pick_nearest as pick_nearest
+from ._euler import sequence_matrix as sequence_matrix
 
 __all__ = [
     "axis_angle_to_matrix",
+    "axis_rotation",
     "compose",
+    "decompose",
+    "decompose_all",
+    "euler_to_quat",
     "from_rotation_translation",
     "inverse",
     "matrix_to_axis_angle",
     "matrix_to_quaternion",
     "matrix_to_rpy",
     "orthonormalize",
+    "pick_nearest",
     "pose_error",
     "quat_conj",
     "quat_exp",
     "quat_log",
     "quat_mul",
     "quat_normalize",
+    "quat_to_euler",
     "quaternion_to_matrix",
     "rot_x",
     "rot_y",
@@ -42,6 +57,8 @@ __all__ = [
     "scaling_2d",
     "se3_exp",
     "se3_log",
+    "sequence_matrix",
+    "slerp",
     "so3_exp",
     "so3_log",
     "transform_points",
@@ -423,3 +440,56 @@ def orthonormalize(T: ArrayLike, tol: float = 1e-4) -> np.ndarray:
     if homogeneous:
         out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
     return out
+
+
+# --- angle sequences (Euler, Tait-Bryan: BVH channels) and slerp ---------------------
+
+_UNIT = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+
+
+def _order_axes(order: str) -> np.ndarray:
+    if not isinstance(order, str) or len(order) != 3 or any(c not in _UNIT for c in order.lower()):
+        raise InvalidValueError(
+            f"order must be three axis letters applied in turn (intrinsic), such as 'zxy' "
+            f"(BVH's usual rotation channels) or 'xyz'; got {order!r}"
+        )
+    return np.array([_UNIT[c] for c in order.lower()])
+
+
+def quat_to_euler(q: ArrayLike, order: str = "zxy", hint: ArrayLike | None = None) -> np.ndarray:
+    """Angles ``(..., 3)`` [rad] about the intrinsic axes ``order`` of the rotation of
+    quaternions ``(..., 4)`` (w, x, y, z): a quaternion (ball) joint written as BVH
+    rotation channels (``Zrotation Xrotation Yrotation`` is ``order="zxy"``). ``hint``
+    picks the branch nearest given angles (see :func:`decompose`)."""
+    qa = as_array(q, "quaternion", (4,))
+    return decompose(quaternion_to_matrix(qa), _order_axes(order), hint)
+
+
+def euler_to_quat(angles: ArrayLike, order: str = "zxy") -> np.ndarray:
+    """Unit quaternions ``(..., 4)`` (w, x, y, z, ``w >= 0``) of angles ``(..., 3)`` [rad]
+    about the intrinsic axes ``order``: BVH rotation channels as a ball joint's ``q``."""
+    a = as_array(angles, "angles", (3,))
+    return matrix_to_quaternion(sequence_matrix(a, _order_axes(order)))
+
+
+def slerp(qa: ArrayLike, qb: ArrayLike, u: ArrayLike) -> np.ndarray:
+    """Spherical linear interpolation of unit quaternions ``(..., 4)`` at ``u`` (...) in [0, 1].
+
+    Along the shorter arc (``qb`` is negated when ``qa . qb < 0``), so the rotation
+    angle from ``qa`` grows linearly in ``u``: the geodesic on SO(3). Near-equal
+    quaternions fall back to normalised linear interpolation.
+    """
+    a = np.asarray(qa, dtype=np.float64)
+    b = np.asarray(qb, dtype=np.float64)
+    t = np.asarray(u, dtype=np.float64)[..., None]
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0.0, -b, b)
+    dot = np.abs(dot)
+    omega = np.arccos(np.clip(dot, -1.0, 1.0))
+    so = np.sin(omega)
+    small = so < 1e-9
+    safe = np.where(small, 1.0, so)
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * omega) / safe)
+    wb = np.where(small, t, np.sin(t * omega) / safe)
+    out = wa * a + wb * b
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from .._validate import as_array
 from ..errors import InvalidValueError, KinetreeError, ShapeError
 from ..ik import IKResult, Position
-from ..io import load
+from ..loading import load
 from ..model import Model
 from ..models import with_meshes
 from ..spatial import matrix_to_quaternion, quaternion_to_matrix

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError
-from ..model import Model
-from .motion import Motion
+from ...errors import InvalidValueError
+from ...model import Model
+from ..motion import Motion
 
 __all__ = [
     "DIP_SLACK",
@@ -80,7 +80,7 @@ def _second_difference(P: np.ndarray) -> float:
 
 def _sole_heights(motion: Motion, frame: str, sole: Any) -> np.ndarray:
     """World height ``(n,)`` [m] of the lowest point of a foot's geometry per frame."""
-    from .retarget_feet import sole_floor
+    from .feet import sole_floor
 
     T = np.asarray(motion.model.fk(motion.q, frame))
     return np.asarray(T[:, 2, 3] - sole_floor(T[:, :3, :3], *sole))
@@ -220,7 +220,7 @@ def rest_overlaps(robot: Model, **options: Any) -> tuple[tuple[str, str], ...]:
     ``kinetree.retarget(..., self_collision=True)``: both check the same pairs.
     ``options`` go to :func:`kinetree.collision.collision_model` (``max_spheres``...).
     """
-    from ..collision.robot import collision_model
+    from ...collision.robot import collision_model
 
     cm = collision_model(robot, **options)
     rows, names = cm.pair_distances(robot.neutral(), (), True, cutoff=0.0)

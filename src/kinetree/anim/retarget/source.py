@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidValueError
-from ..io.body_parts import find_body_parts
-from ..io.bvh import BVHClip
-from ..model import JointType, Model
-from .motion import Motion
+from ...errors import InvalidValueError
+from ...io.body_parts import find_body_parts
+from ...io.bvh import BVHClip
+from ...model import JointType, Model
+from ..motion import Motion
 
 __all__ = ["UNITS", "SourceFrames", "prepare_source", "source_in_robot_world"]
 

@@ -1,6 +1,6 @@
 """``kinetree reach-map``: a reachability map of a frame, saved as ``.npz`` (and a figure).
 
-Registered on :data:`kinetree.cli.app` (``cli.py`` imports this module). Thin: it calls
+Registered on :data:`kinetree.cli.app` (``kinetree.cli`` imports this module). Thin: it calls
 :func:`kinetree.workspace.reachability` (on a Dask cluster with ``--scheduler``).
 """
 
@@ -12,12 +12,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .cli import EPILOG, ActiveOpt, FrameOpt, JsonOpt, ModelArg, app, cli_errors
-from .errors import InvalidValueError
-from .io import load
+from ..errors import InvalidValueError
+from ..loading import load
+from ._app import (
+    EPILOG,
+    ActiveOpt,
+    FrameOpt,
+    JsonOpt,
+    ModelArg,
+    app,
+    cli_errors,
+)
 
 if TYPE_CHECKING:
-    from .workspace import ReachabilityMap
+    from ..workspace import ReachabilityMap
 
 __all__ = ["reach_map_cmd"]
 
@@ -68,14 +76,14 @@ def reach_map_cmd(
 ) -> None:
     """Map where FRAME can reach: per voxel, the fraction of orientations IK solves (the
     reachability index) and the best manipulability; a bar shows progress after 2 s."""
-    from . import workspace
+    from .. import workspace
 
     if Path(output).suffix != ".npz":
         raise InvalidValueError(f"-o {output!r}: the map is written as a .npz file")
     m = load(model)
     client: object = None
     if scheduler is not None:
-        from . import distributed
+        from .. import distributed
 
         client = distributed.local_client() if scheduler == "local" else scheduler
         client = distributed.get_client(client)

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError, UnknownNameError
-from ..io.body_parts import ROLES, describe, find_body_parts
-from ..model import Model
+from ...errors import InvalidValueError, UnknownNameError
+from ...io.body_parts import ROLES, describe, find_body_parts
+from ...model import Model
 from .robots import joint_centre
 
 __all__ = ["ROBOT_MAPS", "SKELETON_MAPS", "RetargetMap", "guess_map", "limb_roots", "make_map"]

@@ -1,6 +1,6 @@
 """Per-frame IK targets for the robot, built from the source's mapped joints.
 
-The source (already in metres, z up, facing +x: :mod:`.retarget_source`) is scaled
+The source (already in metres, z up, facing +x: :mod:`.source`) is scaled
 to the robot body part by body part:
 
 * **pelvis**: horizontal travel times the leg ratio ``s_leg = L_robot / L_source``
@@ -19,9 +19,9 @@ to the robot body part by body part:
   over the source's (per segment: upper arm, forearm...; an ankle from its hip by the
   whole leg's ratio, so that a planted source ankle stays planted).
 * **contacts**: while the source's ankle is planted (:func:`~.contacts.detect_contacts`)
-  the robot's ankle target is held (:func:`~.retarget_feet.hold_feet`) on the ground
+  the robot's ankle target is held (:func:`~.feet.hold_feet`) on the ground
   (``z = h_r``, the robot's sole height); a target is never so low that the sole (the
-  lowest point of the foot's geometry, :func:`~.retarget_feet.sole_points`), turned as
+  lowest point of the foot's geometry, :func:`~.feet.sole_points`), turned as
   the target is, goes below the ground ``z = 0``.
 * **left out**: point targets that other targets already fix (a rigid toe under a posed
   ankle, a head link whose position is the torso's), see :func:`_rigid_points`.
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model import Model
-from ..spatial import matrix_to_quaternion, quaternion_to_matrix
-from .contacts import detect_contacts
-from .retarget_feet import (
+from ...model import Model
+from ...spatial import matrix_to_quaternion, quaternion_to_matrix
+from ..contacts import detect_contacts
+from .feet import (
     bend_limb,
     drop_to_reach,
     hold_feet,
@@ -49,8 +49,8 @@ from .retarget_feet import (
     sole_points,
     untwisted_mean,
 )
-from .retarget_source import SourceFrames
 from .robots import free_joint_of
+from .source import SourceFrames
 
 __all__ = ["REACH", "ROLE_WEIGHTS", "RobotTargets", "build_targets"]
 
@@ -95,7 +95,7 @@ class RobotTargets:
         ground: ``{ankle frame: h_r}`` the planted height [m] of each robot ankle.
         pelvis_drop: ``(n_frames,)`` how far the pelvis was lowered for reach [m].
         soles: ``{ankle frame: (points (k, 3), radii (k,))}`` the foot's geometry in the
-            ankle frame [m] (:func:`~.retarget_feet.sole_points`); the ground is ``z = 0``.
+            ankle frame [m] (:func:`~.feet.sole_points`); the ground is ``z = 0``.
         left_out: ``{robot frame: reason}`` mapped frames whose target was left out.
     """
 
@@ -216,7 +216,7 @@ def build_targets(
     joint -> role (a ``pelvis`` is required); ``parent_of``: each mapped source joint's
     nearest mapped ancestor (None for the pelvis). ``contact_height`` [m] and
     ``contact_speed`` [m/s] are the source's contact thresholds; ``blend`` [s] the ramp
-    into and out of a planted hold; ``offsets`` (:attr:`~.retarget_maps.RetargetMap.offsets`)
+    into and out of a planted hold; ``offsets`` (:attr:`~.joint_maps.RetargetMap.offsets`)
     the points of body parts that are not their frame's origin.
     """
     b = _Builder(src, pairs, roles, robot, offsets or {})

@@ -15,7 +15,7 @@ from ..model import Model
 from ._targets import as_ik_target, moved_by, target_point
 from .motion import Motion
 
-__all__ = ["retarget"]
+__all__ = ["edit_by_targets"]
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _TARGET_TYPES = (Position, Orientation, Pose, Direction)
@@ -54,7 +54,7 @@ def _up_axis(up: str | None, clip: BVHClip | None) -> int:
     return _AXES[up]
 
 
-def retarget(
+def edit_by_targets(
     source: BVHClip | Motion,
     targets: Mapping[str, TargetSpec] | None = None,
     *,
@@ -95,7 +95,7 @@ def retarget(
             with ``limit_joint_step`` the change is also scaled down to the bound
             (the frame may then miss its targets; ``metadata["success"]`` says so,
             and the next frames catch up). Not the IK option of the same name (a
-            per-iteration bound), which retarget does not pass on.
+            per-iteration bound), which edit_by_targets does not pass on.
         pin: frames kept where they are in the source: on every frame each pinned
             frame gets a ``Position`` target at its source world position. With
             ``ground_height`` the position's height (its ``up`` coordinate) is
@@ -161,13 +161,13 @@ def retarget(
     elif ground_height is not None:
         raise InvalidValueError("ground_height applies to pinned frames; give pin=[...]")
     if not specs:
-        raise InvalidValueError("nothing to retarget: give targets= and/or pin=")
+        raise InvalidValueError("nothing to edit: give targets= and/or pin=")
 
     bound = None if max_joint_step is None else check_positive(max_joint_step, "max_joint_step")
     for key in ("q0", "record"):
         if key in ik_options:
             raise InvalidValueError(
-                f"retarget does not take {key}=: every frame starts from the previous result"
+                f"edit_by_targets does not take {key}=: every frame starts from the previous result"
             )
     ik_options.setdefault("restarts", 0)
     if method == "auto":

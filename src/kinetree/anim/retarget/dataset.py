@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidValueError
-from ..model import Model
-from .retarget_io import FORMATS, save_motion
+from ...errors import InvalidValueError
+from ...model import Model
+from .saving import FORMATS, save_motion
 
 __all__ = ["ClipOutcome", "DatasetRun", "Job", "clips_in", "retarget_folder", "retarget_job"]
 
@@ -41,7 +41,7 @@ class ClipOutcome:
         frames: frames retargeted (0 when it failed).
         seconds: time the retarget took [s] (reading and writing included).
         error: why it failed (``"<ErrorType>: message"``), or None.
-        quality: the :func:`~.retarget_quality.retarget_quality` numbers, or None.
+        quality: the :func:`~.quality.retarget_quality` numbers, or None.
     """
 
     source: str
@@ -140,7 +140,7 @@ def _load(robot: Any, mapping: Any, options: Mapping[str, Any]) -> None:
 
 
 def _one(source: str, output: str) -> ClipOutcome:
-    from .robot_retarget import retarget_robot
+    from .human_to_robot import retarget_robot
 
     t0 = time.perf_counter()
     try:

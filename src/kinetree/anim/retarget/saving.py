@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FileFormatError, UnsupportedError
-from ..io._files import as_path
-from .motion import Motion
+from ...errors import FileFormatError, UnsupportedError
+from ...io._files import as_path
+from ..motion import Motion
 
 __all__ = ["FORMATS", "save_motion"]
 
@@ -71,7 +71,7 @@ def save_motion(motion: Motion, path: str | os.PathLike[str]) -> Path:
             header = ",".join(["time", *motion.model.joint_names])
             np.savetxt(p, table, delimiter=",", header=header, comments="", fmt="%.17g")
         else:
-            from ..io.bvh_export import write_motion_bvh
+            from ..bvh_export import write_motion_bvh
 
             write_motion_bvh(p, motion.model, motion.q, frame_time=motion.frame_time)
     except OSError as exc:

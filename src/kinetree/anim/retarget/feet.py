@@ -1,6 +1,6 @@
 """Feet on the ground: holds for planted feet, reach limits, the robot's sole height.
 
-Helpers of :mod:`.retarget_targets`; every function works on whole clips (arrays with
+Helpers of :mod:`.targets`; every function works on whole clips (arrays with
 frames first) and lengths in metres.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import Box, Capsule, Cylinder, Mesh, Sphere
-from ..model import Model
-from ..spatial import rot_z
-from .contacts import contact_intervals
+from ...geometry import Box, Capsule, Cylinder, Mesh, Sphere
+from ...model import Model
+from ...spatial import rot_z
+from ..contacts import contact_intervals
 
 __all__ = ["bend_limb", "drop_to_reach", "hold_feet", "smooth_above", "sole_floor",
            "sole_height", "sole_points", "untwisted_mean"]  # fmt: skip

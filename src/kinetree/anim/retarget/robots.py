@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import os
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import FileFormatError, InvalidValueError, UnknownNameError
-from ..model import JointType, Model
-from ..spatial import matrix_to_quaternion
+from ...errors import FileFormatError, InvalidValueError, UnknownNameError
+from ...model import JointType, Model
+from ...spatial import matrix_to_quaternion
 
 __all__ = [
     "FREE_JOINT",
@@ -41,7 +40,6 @@ ROBOT_FILES = {
     "h1": "h1_description/urdf/h1.urdf",
     "talos": "talos_data/robots/talos_reduced.urdf",
 }
-_FREE_SUFFIXES = ("_x", "_y", "_z", "_qw", "_qx", "_qy", "_qz")
 
 
 def has_free_base(model: Model) -> bool:
@@ -69,9 +67,12 @@ def free_base(model: Model) -> Model:
     """``model`` with a free base: a new fixed root ``"world"`` (``"world_1"``... if
     taken) and a free joint :data:`FREE_JOINT` from it to the old root.
 
-    The free joint's seven coordinates (position [m] in the world, then a unit
-    quaternion w x y z) come first in ``q``; its neutral value is the old root's
-    placement, so ``fk(neutral())`` is unchanged. A model that already has a free base
+    Built by :meth:`Model.with_floating_base` (the one way to add a floating base), with
+    one difference of convention: the old root's placement in its model moves from the
+    base's fixed origin into the base's neutral configuration. The free joint's seven
+    coordinates (first in ``q``) are then the old root's world pose, position [m] and
+    unit quaternion w x y z, as MuJoCo's and Pinocchio's free joints read; retargeting
+    writes them so. ``fk(neutral())`` is unchanged. A model that already has a free base
     is returned as it is.
     """
     if not isinstance(model, Model):
@@ -88,53 +89,12 @@ def free_base(model: Model) -> Model:
     while world in names:
         k += 1
         world = f"world_{k}"
-    root = model.node_names[0]
     T0 = model.origin[0]
-    head_names = [world, *(f"{root}#{FREE_JOINT}_{a}" for a in "xyz"), root]
-    n_head, n_old = 5, model.n_nodes
-    eye = np.eye(4)
-    origin = np.concatenate([np.repeat(eye[None], 5, axis=0), model.origin[1:]])
-    axis = np.concatenate([np.array([[1.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]),
-                           model.axis[1:]])  # fmt: skip
-    jt = np.concatenate([np.array([JointType.FIXED, JointType.PRISMATIC, JointType.PRISMATIC,
-                                   JointType.PRISMATIC, JointType.BALL]),
-                         model.joint_type[1:]]).astype(model.joint_type.dtype)  # fmt: skip
-    parent_old = model.parent[1:].copy()
-    parent_old = np.where(parent_old == 0, n_head - 1, parent_old + n_head - 1)
-    parent = np.concatenate([np.array([-1, 0, 1, 2, 3]), parent_old]).astype(model.parent.dtype)
-    q_old = model.q_index[1:]
-    q_index = np.concatenate([np.array([-1, 0, 1, 2, 3]), np.where(q_old >= 0, q_old + 7, -1)])
-    q_scale = np.concatenate([np.ones(5), model.q_scale[1:]])
-    q_offset = np.concatenate([np.zeros(5), model.q_offset[1:]])
-    hidden = np.concatenate([np.array([False, True, True, True, False]), model.hidden[1:]])
-    node_joint = ("", FREE_JOINT, FREE_JOINT, FREE_JOINT, FREE_JOINT, *model.node_joint[1:])
-    coords = tuple(f"{FREE_JOINT}{s}" for s in _FREE_SUFFIXES)
+    origin = model.origin.copy()
+    origin[0] = np.eye(4)
+    free = dataclasses.replace(model, origin=origin).with_floating_base(FREE_JOINT, world)
     base_q = np.concatenate([T0[:3, 3], matrix_to_quaternion(T0[:3, :3])])
-    limits = np.concatenate([np.array([[-np.inf, np.inf]] * 3 + [[-1.0, 1.0]] * 4), model.limits])
-    groups = {FREE_JOINT: coords, **model.joint_groups}
-    assert len(head_names) == n_head and len(node_joint) == n_head + n_old - 1
-    return dataclasses.replace(
-        model,
-        node_names=(*head_names, *model.node_names[1:]),
-        parent=parent.astype(np.int64),
-        origin=origin,
-        axis=axis,
-        joint_type=jt,
-        q_index=q_index.astype(np.int64),
-        q_scale=q_scale,
-        q_offset=q_offset,
-        hidden=hidden,
-        node_joint=node_joint,
-        joint_names=(*coords, *model.joint_names),
-        limits=limits,
-        continuous=np.concatenate([np.zeros(7, dtype=bool), model.continuous]),
-        q_neutral=np.concatenate([base_q, model.q_neutral]),
-        joint_groups=groups,
-        metadata={**model.metadata, "free_base": FREE_JOINT},
-        couplings=tuple(
-            (j + 7, src + 7 if src >= 0 else -1, m, o) for j, src, m, o in model.couplings
-        ),
-    )
+    return dataclasses.replace(free, q_neutral=np.concatenate([base_q, model.q_neutral]))
 
 
 def example_robot_data() -> Path | None:
@@ -156,8 +116,8 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
     :class:`~kinetree.errors.FileFormatError` when example-robot-data (or the robot's
     file in it) is not installed, saying how to get it.
     """
-    from .. import models
-    from ..io import load
+    from ... import models
+    from ...loading import load
 
     if isinstance(robot, Model):
         return free_base(robot)
@@ -184,30 +144,9 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
 
 
 def velocity_limits(model: Model) -> dict[str, float]:
-    """``{joint: speed}`` [rad/s or m/s] from the ``<limit velocity=...>`` of the URDF the
-    model was loaded from (``model.metadata["source"]``); empty for other models, or
-    when the file cannot be read again. Joints without a positive limit are absent."""
-    source = model.metadata.get("source")
-    if not isinstance(source, str) or not source.lower().endswith(".urdf"):
-        return {}
-    try:
-        root = ET.parse(source).getroot()
-    except (OSError, ET.ParseError):
-        return {}
-    out: dict[str, float] = {}
-    names = set(model.joint_names)
-    for joint in root.iter("joint"):
-        lim = joint.find("limit")
-        name = joint.get("name")
-        if lim is None or name not in names:
-            continue
-        try:
-            v = float(lim.get("velocity", "nan"))
-        except ValueError:
-            continue
-        if v > 0 and np.isfinite(v):
-            out[str(name)] = v
-    return out
+    """``{joint: speed}`` [rad/s or m/s]: :attr:`Model.velocity_limits` (a URDF's
+    ``<limit velocity=...>``, read when the file was loaded), as a dict."""
+    return {str(k): float(v) for k, v in model.velocity_limits.items()}
 
 
 def joint_centre(model: Model, q: np.ndarray, frame: str, parent: str) -> np.ndarray:

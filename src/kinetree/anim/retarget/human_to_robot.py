@@ -2,11 +2,11 @@
 
 :func:`retarget_robot` (``kinetree.retarget``) runs the pipeline:
 
-1. the mapping (:mod:`.retarget_maps`) pairs source joints with robot frames;
+1. the mapping (:mod:`.joint_maps`) pairs source joints with robot frames;
 2. the source is read in the robot's world: z up, facing +x, metres
-   (:mod:`.retarget_source`), a leading calibration T-pose left out;
+   (:mod:`.source`), a leading calibration T-pose left out;
 3. targets per frame, scaled body part by body part, rest poses aligned, planted feet
-   held (:mod:`.retarget_targets`), optionally smoothed;
+   held (:mod:`.targets`), optionally smoothed;
 4. whole-body IK over every frame at once (one batch on all cores): a first pass from
    the base placed at the pelvis target with knees and elbows bent, then a second pass
    warm-started from the neighbouring frames' results (the median of the previous,
@@ -17,7 +17,7 @@
 6. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
    every joint's change per frame; with ``self_collision`` the frames the cap pushed
    back into a collision are cleared again;
-7. quality numbers (:func:`~.retarget_quality.retarget_quality`) in the metadata.
+7. quality numbers (:func:`~.quality.retarget_quality`) in the metadata.
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_bool, check_count, check_memory, check_positive
-from ..data import FILES, clip_path, names
-from ..errors import InvalidValueError, UnsupportedError
-from ..ik.targets import Pose
-from ..io.bvh import BVHClip, read_bvh
-from ..model import Model
-from ._targets import moved_by
-from .motion import Motion
-from .retarget_maps import RetargetMap, make_map
-from .retarget_quality import rest_overlaps, retarget_quality
-from .retarget_source import SourceFrames, prepare_source
-from .retarget_targets import RobotTargets, build_targets
-from .robots import free_joint_of, load_robot, velocity_limits
+from ..._validate import check_bool, check_count, check_memory, check_positive
+from ...data import FILES, clip_path, names
+from ...errors import InvalidValueError, UnsupportedError
+from ...ik.targets import Pose
+from ...io.bvh import BVHClip, read_bvh
+from ...model import Model
+from .._targets import moved_by
+from ..motion import Motion
+from .joint_maps import RetargetMap, make_map
+from .quality import rest_overlaps, retarget_quality
+from .robots import free_joint_of, load_robot
+from .source import SourceFrames, prepare_source
+from .targets import RobotTargets, build_targets
 
 __all__ = ["retarget_robot"]
 
@@ -289,16 +289,16 @@ def retarget_robot(
         mapping: ``None``/``"auto"`` (a guess from names, reported in the metadata),
             ``"cmu"``, ``"mixamo"``, ``"humanoid"`` (ready-made, joined with the
             robot's table), a dict ``{source joint: robot frame}`` or a
-            :class:`~.retarget_maps.RetargetMap`.
+            :class:`~.joint_maps.RetargetMap`.
         source_scale: metres per source length unit (None: guessed; CMU's unit is
             0.0254 / 0.45 m).
         up: the source's up axis (``"y"``, ``"z"``, ``"-y"``...); None: from its rest pose.
         contacts: hold feet still while the source's are planted.
         contact_height: a source ankle within this of its planted level [m] ...
         contact_speed: ... and slower than this [m/s] is planted.
-        max_joint_speed: ``"urdf"`` (the robot file's velocity limits, none for
-            other robots), one speed for every joint [rad/s or m/s], a dict per joint,
-            or None (no cap).
+        max_joint_speed: ``"urdf"`` (the robot's :attr:`~kinetree.Model.velocity_limits`,
+            read from its URDF's ``<limit velocity>``; none for other robots), one speed
+            for every joint [rad/s or m/s], a dict per joint, or None (no cap).
         smooth: Gaussian smoothing of the targets over time, sigma [s] (0: none).
         iterations: IK iterations of the first and the warm-started pass.
         skip_calibration: leave out a leading calibration pose (frame 0 far from the
@@ -310,7 +310,7 @@ def retarget_robot(
             are, hands holding the orientation the plain pass gave them; frames that
             overlap after the speed cap are cleared again (more iterations each round).
             The pairs checked are those :func:`self_collision_frames` counts: the
-            robot's enabled pairs less :func:`~.retarget_quality.rest_overlaps` (pairs
+            robot's enabled pairs less :func:`~.quality.rest_overlaps` (pairs
             whose spheres overlap at the neutral pose). ``metadata["retarget"]
             ["collision_frames"]`` lists the frames re-solved.
         name: the motion's name (default: the source's).
@@ -320,7 +320,7 @@ def retarget_robot(
         source's frame rate). ``metadata["retarget"]`` holds the map and its report,
         the source's unit, scale and contacts, the leg ratio, per-segment scales, the
         ground heights, the frames capped by speed limits, timings [s]; and
-        ``metadata["quality"]`` the numbers of :func:`~.retarget_quality.retarget_quality`.
+        ``metadata["quality"]`` the numbers of :func:`~.quality.retarget_quality`.
 
     Raises:
         KinetreeError subclasses naming the problem and what to do: a mapping naming a
@@ -389,7 +389,7 @@ def retarget_robot(
             raise InvalidValueError(
                 f"max_joint_speed must be 'urdf', a number, a dict or None, got {max_joint_speed!r}"
             )
-        limits = velocity_limits(robot_model)
+        limits = {str(k): float(v) for k, v in robot_model.velocity_limits.items()}
     elif max_joint_speed is None:
         limits = {}
     elif isinstance(max_joint_speed, Mapping):

@@ -1,7 +1,7 @@
 """``kinetree learn``: train a pose prior from BVH clips, show what a prior was trained on,
 and learn a robot's IK seeds from its own FK samples.
 
-Registered on :data:`kinetree.cli.app` (``cli.py`` imports this module). Thin:
+Registered on :data:`kinetree.cli.app` (``kinetree.cli`` imports this module). Thin:
 :func:`kinetree.learn.train_pose_prior`, :func:`kinetree.learn.load_prior` and
 :func:`kinetree.learn.train_ik` do the work.
 """
@@ -14,8 +14,14 @@ from typing import Annotated
 
 import typer
 
-from .cli import EPILOG, ModelArg, _load, app, cli_errors
-from .errors import InvalidValueError
+from ..errors import InvalidValueError
+from ._app import (
+    EPILOG,
+    ModelArg,
+    app,
+    cli_errors,
+    load_model,
+)
 
 __all__ = ["learn_app"]
 
@@ -61,7 +67,7 @@ def prior_cmd(
     name: Annotated[str, typer.Option(help="The prior's name in its metadata.")] = "prior",
 ) -> None:
     """Train a pose prior on BVH clips (a progress bar on stderr) and save it."""
-    from .learn import train_pose_prior
+    from ..learn import train_pose_prior
 
     try:
         widths = tuple(int(w) for w in hidden.split(","))
@@ -88,7 +94,7 @@ def info_cmd(
     prior: Annotated[str, typer.Argument(metavar="PRIOR", help="A shipped name or a .npz.")],
 ) -> None:
     """What a prior was trained on (its metadata, as JSON)."""
-    from .learn import load_prior
+    from ..learn import load_prior
 
     typer.echo(json.dumps(load_prior(prior).meta, indent=1, sort_keys=True))
 
@@ -111,10 +117,10 @@ def ik_cmd(
     """Learn configurations given a frame's pose from the model's own FK samples (a
     conditional flow; a progress bar on stderr); use it as ``model.ik(T, seeds=...)`` or
     ``model.ik_many(T, n, seeds=...)`` after ``kinetree.learn.load_ik(OUT)``."""
-    from .learn import train_ik
+    from ..learn import train_ik
 
     learned = train_ik(
-        _load(model), frame, conditions=conditions, samples=samples, steps=steps, seed=seed
+        load_model(model), frame, conditions=conditions, samples=samples, steps=steps, seed=seed
     )
     path = learned.save(output)
     typer.echo(f"{path}: {samples} samples, {steps} steps, seed {seed}")

@@ -1,6 +1,6 @@
 """``kinetree retarget``: human clips onto a humanoid robot, one clip or a whole folder.
 
-Registered on :data:`kinetree.cli.app` (``cli.py`` imports this module). Thin like
+Registered on :data:`kinetree.cli.app` (``kinetree.cli`` imports this module). Thin like
 every command: :func:`kinetree.retarget`, :func:`kinetree.anim.retarget_folder` and
 :func:`kinetree.anim.save_motion` do the work; this parses options and prints.
 """
@@ -15,9 +15,15 @@ from typing import Annotated, Any
 
 import typer
 
-from . import data as _data
-from .cli import EPILOG, EXIT_FAILED, app, cli_errors, table
-from .errors import InvalidValueError, KinetreeError, UnsupportedError
+from .. import data as _data
+from ..errors import InvalidValueError, KinetreeError, UnsupportedError
+from ._app import (
+    EPILOG,
+    EXIT_FAILED,
+    app,
+    cli_errors,
+    table,
+)
 
 __all__ = ["retarget_cmd"]
 
@@ -180,9 +186,9 @@ def retarget_cmd(
     several clips) runs on every core, one output per clip, and prints a summary
     table; exit 1 when any clip failed (the others are written).
     """
-    from .anim import retarget_robot
-    from .anim.dataset import clips_in, retarget_folder
-    from .anim.retarget_io import save_motion
+    from ..anim import retarget_robot
+    from ..anim.retarget.dataset import clips_in, retarget_folder
+    from ..anim.retarget.saving import save_motion
 
     options: dict[str, Any] = {
         "source_scale": scale, "up": up, "contacts": not no_contacts,
@@ -195,7 +201,7 @@ def retarget_cmd(
     if len(paths) > 1 or Path(paths[0]).is_dir():
         if scheduler is not None:
             try:
-                from .distributed import map as cluster_map
+                from ..distributed import map as cluster_map
             except ImportError as exc:
                 raise UnsupportedError(
                     "--scheduler needs dask.distributed: pip install 'dask[distributed]'"
@@ -252,9 +258,9 @@ def retarget_cmd(
             typer.echo(f"warning: {w}")
         typer.echo(f"wrote {out}")
     if gif is not None:
-        from .anim.retarget_source import source_in_robot_world
-        from .io.bvh import read_bvh
-        from .viz import animate_side_by_side
+        from ..anim.retarget.source import source_in_robot_world
+        from ..io.bvh import read_bvh
+        from ..viz import animate_side_by_side
 
         src = source_in_robot_world(read_bvh(paths[0]), m)
         animate_side_by_side([src, m], gif, titles=[f"source: {src.model.name}", m.model.name])
