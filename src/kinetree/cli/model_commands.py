@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
@@ -39,6 +39,9 @@ from ._app import (
     parse_numbers,
     table,
 )
+
+if TYPE_CHECKING:
+    from ..ik import Pose, Position
 
 
 @app.command("models", epilog=EPILOG)
@@ -205,7 +208,7 @@ def _target(
     rpy: tuple[float, float, float] | None,
     pose: str | None,
     deg: bool,
-) -> tuple[object, np.ndarray]:
+) -> tuple[Pose | Position, np.ndarray]:
     """A Position, or a Pose (``--rpy`` or ``--pose``), and the target point."""
     from ..ik import Pose, Position
     from ..spatial import from_rotation_translation, rpy_to_matrix

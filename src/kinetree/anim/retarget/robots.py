@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import FileFormatError, InvalidValueError, UnknownNameError
-from ...model import JointType, Model
+from ...model import Model
 from ...spatial import matrix_to_quaternion
 
 __all__ = [
@@ -43,24 +43,14 @@ ROBOT_FILES = {
 
 
 def has_free_base(model: Model) -> bool:
-    """Whether the model's root body hangs from a free joint (seven coordinates whose
-    first three slide and last four are a quaternion), whatever its name."""
-    return free_joint_of(model) is not None
+    """Whether the model's root body hangs from a free joint (:attr:`Model.floating_base`)."""
+    return model.floating_base is not None
 
 
 def free_joint_of(model: Model) -> str | None:
-    """The name of the free joint that carries the whole robot, or None."""
-    for k in model.ball_nodes:
-        p = int(model.parent[k])
-        if p < 0 or model.joint_type[p] != JointType.PRISMATIC:
-            continue
-        name = model.node_joint[k]
-        if model.node_joint[p] != name:
-            continue
-        path = model.ancestors(int(k))
-        if all(model.node_joint[int(a)] in ("", name) or not model.moves(int(a)) for a in path):
-            return str(name)
-    return None
+    """The name of the free joint that carries the whole robot, or None
+    (:attr:`Model.floating_base`)."""
+    return model.floating_base
 
 
 def free_base(model: Model) -> Model:
