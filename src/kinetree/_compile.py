@@ -6,6 +6,10 @@ kernels compile per method, on their first use; :func:`notice` prints one line w
 a first call has not returned within a second, and :func:`kinetree.warmup`
 (:mod:`kinetree._warmup`; also ``kinetree warmup``, run by the Makefile's set-up)
 compiles the common kernels ahead.
+
+Long because the kernel variants, their interpreted twins, the one rebinding helper, the
+disk-cache probes and the notice share one piece of state (what was compiled, when) and
+are read best together.
 """
 
 from __future__ import annotations
@@ -108,9 +112,11 @@ def fresh_cache() -> None:
 
 
 def rebind(
-    py: Any, name: str | None = None, scope: dict[str, Any] | None = None,
+    py: Any,
+    name: str | None = None,
+    scope: dict[str, Any] | None = None,
     **bindings: Any,
-) -> types.FunctionType:  # fmt: skip
+) -> types.FunctionType:
     """The Python function ``py``'s code as a new function named ``name`` (default: its
     own) whose globals are ``scope`` (default: a copy of ``py``'s) with ``bindings``
     written over them.
@@ -122,8 +128,9 @@ def rebind(
     if scope is None:
         scope = dict(py.__globals__)
     scope.update(bindings)
-    fn = types.FunctionType(py.__code__, scope, name or py.__name__, py.__defaults__,
-                            py.__closure__)  # fmt: skip
+    fn = types.FunctionType(
+        py.__code__, scope, name or py.__name__, py.__defaults__, py.__closure__
+    )
     fn.__kwdefaults__ = py.__kwdefaults__
     fn.__qualname__ = name or py.__qualname__
     fn.__module__ = py.__module__
@@ -389,9 +396,12 @@ def _spawn(tier: dict[str, Any], kernel: Any, args: tuple[Any, ...], build: tupl
         with os.fdopen(fd, "w") as f:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from kinetree._compile import _compile_child as c; c()"],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=env, start_new_session=True,
-            )  # fmt: skip
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
             f.write(str(proc.pid))
         assert proc.stdin is not None
         proc.stdin.write(payload)
@@ -436,9 +446,12 @@ def _say_tiered() -> None:
 
 
 def interpret_first(
-    kernel: Any, build: tuple[str, str, tuple[Any, ...]], args: tuple[Any, ...], n: int,
+    kernel: Any,
+    build: tuple[str, str, tuple[Any, ...]],
+    args: tuple[Any, ...],
+    n: int,
     budget: float,
-) -> int:  # fmt: skip
+) -> int:
     """Solve the first problems of ``kernel(*args, start, stop)`` (problems ``0..n``) with
     its interpreted twin while its machine code is not in the disk cache; returns how
     many it solved (0 when the cache is ready or tiering is off). The caller runs the
@@ -461,8 +474,10 @@ def interpret_first(
         if index is None or index.exists():
             return 0
         tier = _TIERS[id(kernel)] = {
-            "kernel": kernel, "proc": None, "lock": index.with_suffix(".compiling"),
-        }  # fmt: skip
+            "kernel": kernel,
+            "proc": None,
+            "lock": index.with_suffix(".compiling"),
+        }
         try:
             index.parent.mkdir(parents=True, exist_ok=True)
         except OSError:

@@ -318,16 +318,23 @@ class ModelBuilder:
         if isinstance(type, str) and type in _COMPOUND:
             self._add_compound(name, parent, child, type, axis, origin, limits, mimic, offset)
         else:
-            self._add_joint(name, parent, child, type, axis, origin, limits, mimic,
-                            offset=offset)  # fmt: skip
+            self._add_joint(name, parent, child, type, axis, origin, limits, mimic, offset=offset)
         if hidden:
             self._joints[-1].hidden_child = True
         return self
 
     def _add_compound(
-        self, name: object, parent: object, child: object, type: str, axis: ArrayLike | str,
-        origin: ArrayLike | None, limits: object, mimic: object, offset: object,
-    ) -> ModelBuilder:  # fmt: skip
+        self,
+        name: object,
+        parent: object,
+        child: object,
+        type: str,
+        axis: ArrayLike | str,
+        origin: ArrayLike | None,
+        limits: object,
+        mimic: object,
+        offset: object,
+    ) -> ModelBuilder:
         """A free or planar joint as a run of hidden nodes (see :meth:`add_joint`)."""
         name = _name(name, "add_joint: joint name")
         parent = _name(parent, f"joint {name!r}: parent link name")
@@ -343,8 +350,11 @@ class ModelBuilder:
             if np.linalg.norm(u) < 1e-6:
                 u = np.array([0.0, 1.0, 0.0]) - n[1] * n
             u /= np.linalg.norm(u)
-            parts = [("x", "prismatic", u), ("y", "prismatic", np.cross(n, u)),
-                     ("theta", "revolute", n)]  # fmt: skip
+            parts = [
+                ("x", "prismatic", u),
+                ("y", "prismatic", np.cross(n, u)),
+                ("theta", "revolute", n),
+            ]
             if limits is not None:
                 raise InvalidValueError(f"{owner}: limits are set per coordinate; give None")
         else:
@@ -361,11 +371,20 @@ class ModelBuilder:
             dof = name if jt == "ball" else f"{name}_{label}"
             self._joints.append(
                 _Joint(
-                    name=f"{name}_{label}", parent=prev, child=link, type=jt, axis=ax,
-                    origin=T if k == 0 else np.eye(4), limits=(-np.inf, np.inf), mimic=None,
-                    dof_name=dof, hidden_child=not last, group=name, base=True,
+                    name=f"{name}_{label}",
+                    parent=prev,
+                    child=link,
+                    type=jt,
+                    axis=ax,
+                    origin=T if k == 0 else np.eye(4),
+                    limits=(-np.inf, np.inf),
+                    mimic=None,
+                    dof_name=dof,
+                    hidden_child=not last,
+                    group=name,
+                    base=True,
                 )
-            )  # fmt: skip
+            )
             prev = link
         return self
 
@@ -415,13 +434,20 @@ class ModelBuilder:
         is_dof = type != "fixed" and mim is None
         self._joints.append(
             _Joint(
-                name=name, parent=parent, child=child, type=type,
+                name=name,
+                parent=parent,
+                child=child,
+                type=type,
                 axis=ax if type not in ("fixed", "ball") else np.array([0.0, 0.0, 1.0]),
-                origin=T, limits=lim, mimic=mim,
-                dof_name=name if is_dof else None, hidden_child=False,
-                group=name if type == "ball" else None, offset=off,
+                origin=T,
+                limits=lim,
+                mimic=mim,
+                dof_name=name if is_dof else None,
+                hidden_child=False,
+                group=name if type == "ball" else None,
+                offset=off,
             )
-        )  # fmt: skip
+        )
         return self
 
     def add_ball_joint(
@@ -518,11 +544,19 @@ class ModelBuilder:
             link = child if last else f"{child}#{label}"
             self._joints.append(
                 _Joint(
-                    name=dof_name, parent=prev, child=link, type="revolute", axis=ax,
-                    origin=T if k == 0 else np.eye(4), limits=lims[k], mimic=None,
-                    dof_name=dof_name, hidden_child=not last, group=name,
+                    name=dof_name,
+                    parent=prev,
+                    child=link,
+                    type="revolute",
+                    axis=ax,
+                    origin=T if k == 0 else np.eye(4),
+                    limits=lims[k],
+                    mimic=None,
+                    dof_name=dof_name,
+                    hidden_child=not last,
+                    group=name,
                 )
-            )  # fmt: skip
+            )
             prev = link
         return self
 

@@ -132,9 +132,14 @@ class Box(Geometry):
     size: tuple[float, float, float]
 
     def __init__(
-        self, size: ArrayLike = (0.0, 0.0, 0.0), pose: ArrayLike | None = None, *,
-        origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        size: ArrayLike = (0.0, 0.0, 0.0),
+        pose: ArrayLike | None = None,
+        *,
+        origin: ArrayLike | None = None,
+        kind: GeometryKind = "visual",
+        name: str | None = None,
+    ) -> None:
         self._place(pose, origin, kind, name)
         edges = np.asarray(size, dtype=object).reshape(-1)
         if edges.shape != (3,):
@@ -150,10 +155,15 @@ class Sphere(Geometry):
     radius: float
 
     def __init__(
-        self, radius: float = 0.0, center: ArrayLike | None = None, *,
-        pose: ArrayLike | None = None, origin: ArrayLike | None = None,
-        kind: GeometryKind = "visual", name: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        radius: float = 0.0,
+        center: ArrayLike | None = None,
+        *,
+        pose: ArrayLike | None = None,
+        origin: ArrayLike | None = None,
+        kind: GeometryKind = "visual",
+        name: str | None = None,
+    ) -> None:
         if center is not None:
             if pose is not None or origin is not None:
                 raise InvalidValueError("Sphere: give center or pose (origin), not both")
@@ -181,9 +191,15 @@ class _Segment(Geometry):
     length: float
 
     def __init__(
-        self, radius: float = 0.0, length: float = 0.0, pose: ArrayLike | None = None, *,
-        origin: ArrayLike | None = None, kind: GeometryKind = "visual", name: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        radius: float = 0.0,
+        length: float = 0.0,
+        pose: ArrayLike | None = None,
+        *,
+        origin: ArrayLike | None = None,
+        kind: GeometryKind = "visual",
+        name: str | None = None,
+    ) -> None:
         self._place(pose, origin, kind, name)
         what = type(self).__name__
         object.__setattr__(self, "radius", check_length(radius, f"{what} radius"))

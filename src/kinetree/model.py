@@ -101,9 +101,14 @@ def _random_quaternions(n: int, max_angle: float, gen: np.random.Generator) -> n
         u1, u2, u3 = gen.random((3, n))  # Shoemake's subgroup algorithm
         a, b = np.sqrt(1.0 - u1), np.sqrt(u1)
         return np.stack(
-            [b * np.cos(2 * np.pi * u3), a * np.sin(2 * np.pi * u2),
-             a * np.cos(2 * np.pi * u2), b * np.sin(2 * np.pi * u3)], axis=-1,
-        )  # fmt: skip
+            [
+                b * np.cos(2 * np.pi * u3),
+                a * np.sin(2 * np.pi * u2),
+                a * np.cos(2 * np.pi * u2),
+                b * np.sin(2 * np.pi * u3),
+            ],
+            axis=-1,
+        )
     axis = gen.normal(size=(n, 3))
     axis /= np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-300)
     half = 0.5 * max_angle * gen.random(n)
@@ -180,9 +185,18 @@ class Model:
 
     def __post_init__(self) -> None:
         for attr in (
-            "parent", "origin", "axis", "joint_type", "q_index", "q_scale", "q_offset",
-            "hidden", "limits", "continuous", "q_neutral",
-        ):  # fmt: skip
+            "parent",
+            "origin",
+            "axis",
+            "joint_type",
+            "q_index",
+            "q_scale",
+            "q_offset",
+            "hidden",
+            "limits",
+            "continuous",
+            "q_neutral",
+        ):
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
         n = len(self.node_names)
         if self.parent.shape != (n,) or np.any(self.parent >= np.arange(n)):
@@ -483,8 +497,11 @@ class Model:
         """
         if n is not None:
             n = check_count(n, "n (the number of configurations)")
-            check_memory(3 * 8 * n * self.nq, f"{n:,} configurations of {self.nq} coordinates",
-                         "ask for fewer")  # fmt: skip
+            check_memory(
+                3 * 8 * n * self.nq,
+                f"{n:,} configurations of {self.nq} coordinates",
+                "ask for fewer",
+            )
         seeds = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
         if not (
             rng is None
@@ -582,8 +599,9 @@ class Model:
         out[..., simple] = (b - a)[..., self.v_q[simple]]
         for k in self.ball_nodes:
             s_, v_ = int(self.q_index[k]), int(self.v_index[k])
-            out[..., v_ : v_ + 3] = quat_log(quat_mul(quat_conj(a[..., s_ : s_ + 4]),
-                                                      b[..., s_ : s_ + 4]))  # fmt: skip
+            out[..., v_ : v_ + 3] = quat_log(
+                quat_mul(quat_conj(a[..., s_ : s_ + 4]), b[..., s_ : s_ + 4])
+            )
         return out
 
     # --- kinematics (thin delegation; the work is in kinetree.kinematics / kinetree.ik) -
@@ -732,15 +750,20 @@ class Model:
                 f"with_floating_base: {root!r} or {joint!r} is already a frame or joint of "
                 f"{self.name!r}; pass other names (root=..., joint=...)"
             )
-        names = (root, f"{self.node_names[0]}#{joint}_x", f"{self.node_names[0]}#{joint}_y",
-                 f"{self.node_names[0]}#{joint}_z")  # fmt: skip
+        names = (
+            root,
+            f"{self.node_names[0]}#{joint}_x",
+            f"{self.node_names[0]}#{joint}_y",
+            f"{self.node_names[0]}#{joint}_z",
+        )
         parent = np.concatenate([[-1, 0, 1, 2], np.where(self.parent >= 0, self.parent + 4, 3)])
         eye = np.eye(4)[None]
         # The x slide carries the old root's placement; the slides and the ball sit on it.
         origin = np.concatenate([eye, self.origin[:1], eye, eye, eye, self.origin[1:]])
         # The ball node's axis is unused; (0, 0, 1), as the builder writes a free joint's.
-        axis = np.concatenate([[[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]],
-                               self.axis[1:]])  # fmt: skip
+        axis = np.concatenate(
+            [[[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]], self.axis[1:]]
+        )
         jtype = self.joint_type.copy()
         jtype[0] = JointType.BALL
         joint_type = np.concatenate([[0, 2, 2, 2], jtype])
@@ -865,8 +888,9 @@ class Model:
 
         return com_jacobian(self, q)
 
-    def manipulability(self, q: ArrayLike, frame: str | None = None,
-                       rows: str = "all") -> np.ndarray:  # fmt: skip
+    def manipulability(
+        self, q: ArrayLike, frame: str | None = None, rows: str = "all"
+    ) -> np.ndarray:
         """Yoshikawa's manipulability of ``frame`` at ``q`` (..., nq): the product of the
         singular values of ``J``, the geometric Jacobian's ``rows`` ("all" (6),
         "position" or "orientation" (3)), which is ``sqrt(det(J J^T))`` with at least as

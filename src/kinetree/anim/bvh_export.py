@@ -115,8 +115,9 @@ def motion_to_bvh(
     vals = np.stack(columns, axis=1)
     row = " ".join([_FORMAT] * vals.shape[1])
     motion = [row % tuple(r) for r in vals.tolist()]
-    return "\n".join([*text, "MOTION", f"Frames: {Q.shape[0]}", f"Frame Time: {ft!r}",
-                      *motion]) + "\n"  # fmt: skip
+    return (
+        "\n".join([*text, "MOTION", f"Frames: {Q.shape[0]}", f"Frame Time: {ft!r}", *motion]) + "\n"
+    )
 
 
 def _unwrapped_angles(R: np.ndarray, axes: np.ndarray) -> np.ndarray:

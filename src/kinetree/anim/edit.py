@@ -228,6 +228,11 @@ def edit_by_targets(
         "active": mask,
     }
     return Motion(
-        model=model, q=q_out, fps=src.fps, targets=drawn,
-        name=src.name if name is None else name, metadata=meta, clip=src.clip,
-    )  # fmt: skip
+        model=model,
+        q=q_out,
+        fps=src.fps,
+        targets=drawn,
+        name=src.name if name is None else name,
+        metadata=meta,
+        clip=src.clip,
+    )

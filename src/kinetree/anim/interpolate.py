@@ -57,8 +57,9 @@ def _segments(
             if np.any(np.diff(t) <= 0.0):
                 raise InvalidValueError("times must be strictly increasing")
             span = float((t[-1] - t[0]) * fps)
-        _check_frames(span + 1.0, frame_bytes, f"times from {t[0]:g} s to {t[-1]:g} s at "
-                      f"{fps:g} fps")  # fmt: skip
+        _check_frames(
+            span + 1.0, frame_bytes, f"times from {t[0]:g} s to {t[-1]:g} s at {fps:g} fps"
+        )
         n = round(span) + 1
         ts = np.minimum(t[0] + np.arange(n) / fps, t[-1])
         ts[-1] = t[-1]
@@ -82,8 +83,11 @@ def _segments(
 
 def _check_frames(n: float, frame_bytes: int, why: str) -> None:
     shown = f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
-    check_memory(n * frame_bytes, f"a motion of {shown} frames ({why})",
-                 "ask for fewer frames (n_frames=, times= or fps=)")  # fmt: skip
+    check_memory(
+        n * frame_bytes,
+        f"a motion of {shown} frames ({why})",
+        "ask for fewer frames (n_frames=, times= or fps=)",
+    )
 
 
 def interpolate(

@@ -134,9 +134,17 @@ def reach(
                 tgt[f] = Pose(np.asarray(model.fk(q_start, f)))
 
     result = model.ik(
-        tgt, None, q0=q_start, method=method, step=step, record=True, max_iter=int(max_iter),
-        active=active, rest=rest, **ik_options,
-    )  # fmt: skip
+        tgt,
+        None,
+        q0=q_start,
+        method=method,
+        step=step,
+        record=True,
+        max_iter=int(max_iter),
+        active=active,
+        rest=rest,
+        **ik_options,
+    )
     if result.history is None or result.error_history is None:  # pragma: no cover
         raise UnsupportedError(f"method {method!r} returned no iterates to animate")
     qs = result.history

@@ -107,12 +107,24 @@ def main() -> None:
 #: Keyword arguments of the Python API that its messages name, and the flag that sets
 #: each on the command line.
 FLAG_OF = {
-    "source_scale": "--scale", "up": "--up", "smooth": "--smooth",
-    "max_joint_speed": "--max-speed", "self_collision": "--self-collision", "mapping": "--map",
-    "client": "--scheduler", "resolution": "--resolution", "orientations": "--orientations",
-    "restarts": "--restarts", "seed": "--seed", "device": "--device", "tol": "--tol",
-    "method": "--method", "q0": "--q0", "frame": "--frame", "active": "--active",
-}  # fmt: skip
+    "source_scale": "--scale",
+    "up": "--up",
+    "smooth": "--smooth",
+    "max_joint_speed": "--max-speed",
+    "self_collision": "--self-collision",
+    "mapping": "--map",
+    "client": "--scheduler",
+    "resolution": "--resolution",
+    "orientations": "--orientations",
+    "restarts": "--restarts",
+    "seed": "--seed",
+    "device": "--device",
+    "tol": "--tol",
+    "method": "--method",
+    "q0": "--q0",
+    "frame": "--frame",
+    "active": "--active",
+}
 _LOCAL_CLUSTER = re.compile(r"pass client=None for the embedded local cluster")
 
 

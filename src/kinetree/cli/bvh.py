@@ -54,26 +54,40 @@ def bvh_info_cmd(path: BvhArg, as_json: JsonOpt = False) -> None:
     n_joints = len(clip.joints) - n_end
     if as_json:
         echo_json(
-            {"file": clip.source or path, "joints": n_joints, "end_sites": n_end,
-             "channels": clip.model.dof, "frames": clip.n_frames, "fps": clip.fps,
-             "frame_time": clip.frame_time, "duration": clip.duration,
-             "skeleton": [
-                 {"name": j.name, "parent": names[j.parent] if j.parent >= 0 else None,
-                  "end_site": j.end_site, "channels": list(j.channels),
-                  "offset": list(j.offset)}
-                 for j in clip.joints
-             ]}
-        )  # fmt: skip
+            {
+                "file": clip.source or path,
+                "joints": n_joints,
+                "end_sites": n_end,
+                "channels": clip.model.dof,
+                "frames": clip.n_frames,
+                "fps": clip.fps,
+                "frame_time": clip.frame_time,
+                "duration": clip.duration,
+                "skeleton": [
+                    {
+                        "name": j.name,
+                        "parent": names[j.parent] if j.parent >= 0 else None,
+                        "end_site": j.end_site,
+                        "channels": list(j.channels),
+                        "offset": list(j.offset),
+                    }
+                    for j in clip.joints
+                ],
+            }
+        )
         return
     typer.echo(
         f"{path}: {n_joints} joints, {n_end} end sites, {clip.model.dof} channels, "
         f"{clip.n_frames} frames at {clip.fps:.3f} fps ({clip.duration:.2f} s)"
     )
     rows = [
-        (j.name, names[j.parent] if j.parent >= 0 else "-",
-         "(end site)" if j.end_site else " ".join(j.channels))
+        (
+            j.name,
+            names[j.parent] if j.parent >= 0 else "-",
+            "(end site)" if j.end_site else " ".join(j.channels),
+        )
         for j in clip.joints
-    ]  # fmt: skip
+    ]
     typer.echo(table(["joint", "parent", "channels"], rows))
 
 

@@ -84,8 +84,10 @@ def prior_cmd(
         name=name,
     )
     path = prior.save(output)
-    typer.echo(f"{path}: {prior.meta['frames']} frames of {len(prior.meta['clips'])} clips, "
-               f"loss {prior.meta['final_loss']}")  # fmt: skip
+    typer.echo(
+        f"{path}: {prior.meta['frames']} frames of {len(prior.meta['clips'])} clips, "
+        f"loss {prior.meta['final_loss']}"
+    )
 
 
 @learn_app.command("info", epilog=EPILOG)

@@ -53,11 +53,15 @@ def models_cmd(as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(
             [
-                {"name": n, "dof": m.nv, "end_effectors": list(m.end_effectors),
-                 "description": _description(n, width=10_000)}
+                {
+                    "name": n,
+                    "dof": m.nv,
+                    "end_effectors": list(m.end_effectors),
+                    "description": _description(n, width=10_000),
+                }
                 for n, m in zip(names, built)
             ]
-        )  # fmt: skip
+        )
         return
     rows = [[n, m.nv, ", ".join(m.end_effectors)] for n, m in zip(names, built)]
     lines = table(["name", "dof", "end effectors"], rows, indent="").splitlines()
@@ -103,11 +107,20 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(
             {
-                "model": m.name, "source": str(source), "dof": m.nv, "units": m.units,
+                "model": m.name,
+                "source": str(source),
+                "dof": m.nv,
+                "units": m.units,
                 "joints": [
-                    {"index": i, "name": n, "group": g or None, "type": t,
-                     "axis": None if a is None else a.tolist(),
-                     "lower": _finite_or_none(lo), "upper": _finite_or_none(hi)}
+                    {
+                        "index": i,
+                        "name": n,
+                        "group": g or None,
+                        "type": t,
+                        "axis": None if a is None else a.tolist(),
+                        "lower": _finite_or_none(lo),
+                        "upper": _finite_or_none(hi),
+                    }
                     for i, n, g, t, a, lo, hi in joints
                 ],
                 "mimic": [
@@ -115,26 +128,35 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
                     for j, s, mul, off in mimic
                 ],
                 "frames": [
-                    {"name": f, "parent": None if p == "-" else p, "joint": j or None,
-                     "end_effector": ee}
+                    {
+                        "name": f,
+                        "parent": None if p == "-" else p,
+                        "joint": j or None,
+                        "end_effector": ee,
+                    }
                     for f, p, j, ee in frames
                 ],
                 "end_effectors": list(m.end_effectors),
                 "presets": {p: {"dof": d, "joints": js} for p, d, js in presets},
             }
-        )  # fmt: skip
+        )
         return
 
     typer.echo(f"model: {m.name}")
     typer.echo(f"source: {source}")
     typer.echo(f"dof: {m.nv}   nq: {m.nq}   frames: {len(m.frame_names)}   units: {m.units}")
     rows = [
-        [i, n, g, t, ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
-         _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
-         _cone_text(m, n, g) if t == "quaternion"
-         else _limit_text(hi, t != "prismatic")]
+        [
+            i,
+            n,
+            g,
+            t,
+            ("-" if t == "quaternion" else "?") if a is None else _axis_label(a),
+            _limit_text(lo, None if t == "quaternion" else t != "prismatic"),
+            _cone_text(m, n, g) if t == "quaternion" else _limit_text(hi, t != "prismatic"),
+        ]
         for i, n, g, t, a, lo, hi in joints
-    ]  # fmt: skip
+    ]
     typer.echo("\njoints:")
     typer.echo(table(["#", "joint", "group", "type", "axis", "lower", "upper"], rows))
     if mimic:
@@ -185,10 +207,17 @@ def fk_cmd(
     outside = [j for j, v, (lo, hi) in zip(m.joint_names, values, m.limits) if not lo <= v <= hi]
     if as_json:
         echo_json(
-            {"model": m.name, "frame": name, "base": m.node_names[0], "q": values.tolist(),
-             "pose": T.tolist(), "position": T[:3, 3].tolist(), "rpy": rpy.tolist(),
-             "outside_limits": outside}
-        )  # fmt: skip
+            {
+                "model": m.name,
+                "frame": name,
+                "base": m.node_names[0],
+                "q": values.tolist(),
+                "pose": T.tolist(),
+                "position": T[:3, 3].tolist(),
+                "rpy": rpy.tolist(),
+                "outside_limits": outside,
+            }
+        )
         return
 
     typer.echo(f"{m.name}: frame {name!r} in {m.node_names[0]!r}")
@@ -303,13 +332,21 @@ def ik_cmd(
     success = bool(r.success)
     if as_json:
         echo_json(
-            {"model": m.name, "frame": frame or m.end_effectors[0], "success": success,
-             "message": str(r.message), "position_error": float(r.position_error[0]),
-             "orientation_error": float(r.orientation_error[0]),
-             "iterations": int(r.iterations), "restarts": int(r.restarts),
-             "elapsed": float(r.elapsed), "method": r.method,
-             "joint_names": list(m.joint_names), "q": np.asarray(r.q).tolist()}
-        )  # fmt: skip
+            {
+                "model": m.name,
+                "frame": frame or m.end_effectors[0],
+                "success": success,
+                "message": str(r.message),
+                "position_error": float(r.position_error[0]),
+                "orientation_error": float(r.orientation_error[0]),
+                "iterations": int(r.iterations),
+                "restarts": int(r.restarts),
+                "elapsed": float(r.elapsed),
+                "method": r.method,
+                "joint_names": list(m.joint_names),
+                "q": np.asarray(r.q).tolist(),
+            }
+        )
     else:
         q = np.where(_is_revolute(m), np.degrees(r.q), r.q) if deg else r.q
         typer.echo(f"{m.name}: {r.message}")

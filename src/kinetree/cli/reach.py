@@ -88,9 +88,16 @@ def reach_map_cmd(
         client = distributed.local_client() if scheduler == "local" else scheduler
         client = distributed.get_client(client)
     rmap = workspace.reachability(
-        m, frame, resolution, orientations, restarts=restarts, seed=seed,
-        active=active or None, client=client, device=device,
-    )  # fmt: skip
+        m,
+        frame,
+        resolution,
+        orientations,
+        restarts=restarts,
+        seed=seed,
+        active=active or None,
+        client=client,
+        device=device,
+    )
     path = rmap.save(output)
     fig_path = None
     if figure is not None:
@@ -106,9 +113,13 @@ def reach_map_cmd(
 def _numbers(rmap: ReachabilityMap) -> dict[str, object]:
     reach = rmap.index > 0
     return {
-        "model": rmap.model, "frame": rmap.frame, "shape": list(rmap.shape),
-        "resolution": rmap.resolution, "orientations": len(rmap.orientations),
-        "reachable_voxels": int(reach.sum()), "reachable_volume": rmap.reachable_volume,
+        "model": rmap.model,
+        "frame": rmap.frame,
+        "shape": list(rmap.shape),
+        "resolution": rmap.resolution,
+        "orientations": len(rmap.orientations),
+        "reachable_voxels": int(reach.sum()),
+        "reachable_volume": rmap.reachable_volume,
         "mean_index": float(rmap.index[reach].mean()) if reach.any() else 0.0,
         "elapsed": rmap.settings.get("elapsed"),
-    }  # fmt: skip
+    }

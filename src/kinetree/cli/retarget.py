@@ -191,9 +191,12 @@ def retarget_cmd(
     from ..anim.retarget.saving import save_motion
 
     options: dict[str, Any] = {
-        "source_scale": scale, "up": up, "contacts": not no_contacts,
-        "max_joint_speed": _speed(max_speed), "smooth": smooth,
-    }  # fmt: skip
+        "source_scale": scale,
+        "up": up,
+        "contacts": not no_contacts,
+        "max_joint_speed": _speed(max_speed),
+        "smooth": smooth,
+    }
     if self_collision:
         options["self_collision"] = True
     paths = [_source(s) for s in sources]
@@ -208,16 +211,35 @@ def retarget_cmd(
                 ) from exc
             # ordered, each clip exactly once, a progress bar (kinetree.distributed.map)
             on_cluster = functools.partial(cluster_map, client=scheduler, label="retarget")
-            run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
-                                  executor=on_cluster, **options)  # fmt: skip
+            run = retarget_folder(
+                clips,
+                robot,
+                output,
+                mapping=_mapping(mapping),
+                fmt=fmt,
+                executor=on_cluster,
+                **options,
+            )
         else:
-            run = retarget_folder(clips, robot, output, mapping=_mapping(mapping), fmt=fmt,
-                                  workers=jobs, **options)  # fmt: skip
+            run = retarget_folder(
+                clips, robot, output, mapping=_mapping(mapping), fmt=fmt, workers=jobs, **options
+            )
         if as_json:
-            typer.echo(json.dumps([
-                {"source": o.source, "output": o.output, "frames": o.frames,
-                 "seconds": o.seconds, "error": o.error} for o in run.outcomes
-            ], indent=2))  # fmt: skip
+            typer.echo(
+                json.dumps(
+                    [
+                        {
+                            "source": o.source,
+                            "output": o.output,
+                            "frames": o.frames,
+                            "seconds": o.seconds,
+                            "error": o.error,
+                        }
+                        for o in run.outcomes
+                    ],
+                    indent=2,
+                )
+            )
         else:
             typer.echo(run.table())
         if run.failed:
@@ -228,9 +250,19 @@ def retarget_cmd(
     info, q = m.metadata["retarget"], m.metadata["quality"]
     if as_json:
         feet = {f: dict(v) for f, v in q["feet"].items()}
-        typer.echo(json.dumps({"output": str(out), "frames": m.n_frames, "fps": m.fps,
-                               "seconds": info["timing"]["total"], "quality": {**q, "feet": feet},
-                               "map": dict(info["map"].pairs)}, indent=2))  # fmt: skip
+        typer.echo(
+            json.dumps(
+                {
+                    "output": str(out),
+                    "frames": m.n_frames,
+                    "fps": m.fps,
+                    "seconds": info["timing"]["total"],
+                    "quality": {**q, "feet": feet},
+                    "map": dict(info["map"].pairs),
+                },
+                indent=2,
+            )
+        )
     else:
         t, t_read = info["timing"]["total"], info["timing"]["source"]
         typer.echo(
@@ -246,8 +278,9 @@ def retarget_cmd(
             (f, v["planted_frames"], _mm(v["slide_median"]), _mm(v["slide_max"]), _mm(v["dip_max"]))
             for f, v in q["feet"].items()
         ]
-        typer.echo(table(["foot", "planted", "slide median [mm]", "slide max [mm]",
-                          "dip max [mm]"], rows))  # fmt: skip
+        typer.echo(
+            table(["foot", "planted", "slide median [mm]", "slide max [mm]", "dip max [mm]"], rows)
+        )
         typer.echo(
             f"within limits: {'yes' if q['within_limits'] else 'NO'}; max joint speed "
             f"{q['max_joint_speed']:.1f} rad/s ({len(info['speed_capped_frames'])} frames "

@@ -81,9 +81,15 @@ def view_cmd(
         clip = read_bvh(source) if Path(source).suffix.lower() == ".bvh" else None
         m = clip.model if clip is not None else load_model(model)
         viewer = Viewer(
-            m, host=host, port=port, targets=targets or None, frames=frames,
-            collision=collision, spheres=spheres, meshes=meshes,
-        )  # fmt: skip
+            m,
+            host=host,
+            port=port,
+            targets=targets or None,
+            frames=frames,
+            collision=collision,
+            spheres=spheres,
+            meshes=meshes,
+        )
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)
     with viewer:

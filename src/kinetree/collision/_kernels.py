@@ -359,9 +359,14 @@ def link_spheres(
 
 @njit(cache=True, inline="always")
 def place_pair_links(
-    W: np.ndarray, spheres: np.ndarray, links: np.ndarray, pairs: np.ndarray, p: int,
-    C: np.ndarray, ready: np.ndarray,
-) -> None:  # fmt: skip
+    W: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    pairs: np.ndarray,
+    p: int,
+    C: np.ndarray,
+    ready: np.ndarray,
+) -> None:
     """World spheres of the links of pair ``p`` that are not placed yet (``ready`` marks
     the links already done; most links are never refined, so this is done on demand)."""
     la = pairs[p, PAIR_A]
@@ -625,9 +630,13 @@ def pair_distances(
 
 @njit(cache=True)
 def distance_gradient(
-    fdata: np.ndarray, idata: np.ndarray, W: np.ndarray, row: np.ndarray, J: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    W: np.ndarray,
+    row: np.ndarray,
+    J: np.ndarray,
     grad: np.ndarray,
-) -> None:  # fmt: skip
+) -> None:
     """The derivative of a pair's distance along a motion: ``grad`` (nv,) =
     ``n^T (J_p(point_a) - J_p(point_b))``, from one ``out`` row at the transforms ``W``
     (no ``b`` term for an obstacle). ``J`` (6, nv) is scratch. An IK step ``dv`` keeps
@@ -648,9 +657,10 @@ def distance_gradient(
         sign = 1.0 if side == 0 else -1.0
         for c in range(nv):
             grad[c] += sign * (
-                row[OUT_NORMAL] * J[0, c] + row[OUT_NORMAL + 1] * J[1, c]
+                row[OUT_NORMAL] * J[0, c]
+                + row[OUT_NORMAL + 1] * J[1, c]
                 + row[OUT_NORMAL + 2] * J[2, c]
-            )  # fmt: skip
+            )
 
 
 @njit(cache=True, inline="always")

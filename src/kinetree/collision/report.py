@@ -28,8 +28,22 @@ def closest_pair(model: Model, tables: CollisionTables, q: np.ndarray) -> tuple[
     out = np.empty((1, OUT_SIZE))
     arg = np.empty(1, dtype=np.int64)
     t = tables
-    _kernels.distance_rows(Q, fdata, idata, t.nodes, t.spheres, t.links, t.obstacles,
-                           t.obstacle_data, t.pairs, -np.inf, out, arg, 0, 1)  # fmt: skip
+    _kernels.distance_rows(
+        Q,
+        fdata,
+        idata,
+        t.nodes,
+        t.spheres,
+        t.links,
+        t.obstacles,
+        t.obstacle_data,
+        t.pairs,
+        -np.inf,
+        out,
+        arg,
+        0,
+        1,
+    )
     if arg[0] < 0:
         return "", "", float("inf")
     a, b = t.pair_names[int(arg[0])]
@@ -52,8 +66,9 @@ def report_left_out(
     no solve from there could have cleared them. Left-out pairs apart there stay quiet."""
     import warnings
 
-    rows, names = cm.pair_distances(cm.model.neutral(), obstacles, self_collision,
-                                    cutoff=0.0, ignore=ignore)  # fmt: skip
+    rows, names = cm.pair_distances(
+        cm.model.neutral(), obstacles, self_collision, cutoff=0.0, ignore=ignore
+    )
     depth = {n: -float(rows[k, OUT_DISTANCE]) for k, n in enumerate(names)}
     touching = [(n, depth[n]) for n in tables.left_out if depth.get(n, 0.0) > 0.0]
     if not touching:

@@ -144,8 +144,12 @@ class CollisionModel:
         obs = obstacle_tuple(obstacles)
         ign = tuple(tuple(p) for p in ignore)
         mov = None if moving is None else np.asarray(moving, dtype=bool).reshape(self.model.nq)
-        key = (tuple(id(o) for o in obs), bool(self_collision), ign,
-               None if mov is None else mov.tobytes())  # fmt: skip
+        key = (
+            tuple(id(o) for o in obs),
+            bool(self_collision),
+            ign,
+            None if mov is None else mov.tobytes(),
+        )
         hit = self._scenes.get(key)
         if hit is not None:
             return hit[1]

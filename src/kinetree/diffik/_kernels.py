@@ -17,12 +17,26 @@ from ..spatial._kernels import log3
 
 @njit(cache=True)
 def collision_rows(
-    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    spheres: np.ndarray, links: np.ndarray, obstacles: np.ndarray, data: np.ndarray,
-    pairs: np.ndarray, detection: float, margin: float, gain: float, W: np.ndarray,
-    C: np.ndarray, out: np.ndarray, J: np.ndarray, grad: np.ndarray, G: np.ndarray,
+    q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    spheres: np.ndarray,
+    links: np.ndarray,
+    obstacles: np.ndarray,
+    data: np.ndarray,
+    pairs: np.ndarray,
+    detection: float,
+    margin: float,
+    gain: float,
+    W: np.ndarray,
+    C: np.ndarray,
+    out: np.ndarray,
+    J: np.ndarray,
+    grad: np.ndarray,
+    G: np.ndarray,
     h: np.ndarray,
-) -> int:  # fmt: skip
+) -> int:
     """Linearised distance constraints at ``q``: for each pair closer than ``detection``
     [m], a row ``-grad . dq <= gain (d - margin)`` of ``G`` (n_pairs, nv) and ``h``
     (``grad`` the distance's derivative, :func:`kinetree.collision._kernels.
@@ -45,9 +59,17 @@ def collision_rows(
 
 @njit(cache=True)
 def frame_error_jacobian(
-    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
-    target: np.ndarray, W: np.ndarray, M: np.ndarray, e: np.ndarray, J: np.ndarray,
-) -> None:  # fmt: skip
+    q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    frame: int,
+    target: np.ndarray,
+    W: np.ndarray,
+    M: np.ndarray,
+    e: np.ndarray,
+    J: np.ndarray,
+) -> None:
     """A frame task's error ``e`` (6,) = ``[p - p_t; log(R R_t^T)]`` and Jacobian ``J``
     (6, nv): the geometric Jacobian with its angular rows multiplied by the inverse
     left Jacobian of SO(3) at ``e[3:]`` (``M`` (3, 3) scratch)."""
@@ -61,8 +83,11 @@ def frame_error_jacobian(
     for r in range(3):
         e[r] = W[frame, r, 3] - target[r, 3]
         for c in range(3):
-            M[r, c] = (W[frame, r, 0] * target[c, 0] + W[frame, r, 1] * target[c, 1]
-                       + W[frame, r, 2] * target[c, 2])  # fmt: skip
+            M[r, c] = (
+                W[frame, r, 0] * target[c, 0]
+                + W[frame, r, 1] * target[c, 1]
+                + W[frame, r, 2] * target[c, 2]
+            )
     log3(M, e[3:])
     x, y, z = e[3], e[4], e[5]
     theta = math.sqrt(x * x + y * y + z * z)

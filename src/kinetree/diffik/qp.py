@@ -24,8 +24,13 @@ from .limits.limit import Limit
 from .tasks.task import Task
 
 __all__ = [
-    "QP", "NoSolutionError", "build_qp", "check_solver_options", "qp_solvers", "solve_qp",
-]  # fmt: skip
+    "QP",
+    "NoSolutionError",
+    "build_qp",
+    "check_solver_options",
+    "qp_solvers",
+    "solve_qp",
+]
 
 
 class NoSolutionError(KinetreeError, RuntimeError):
@@ -168,10 +173,17 @@ def solve_qp(qp: QP, solver: str = "kinetree", **options: Any) -> np.ndarray:
     hi = np.where(np.isfinite(qp.ub), qp.ub, 1e20)
     bounded = bool(np.any(np.isfinite(qp.lb)) or np.any(np.isfinite(qp.ub)))
     found: np.ndarray | None = qpsolvers.solve_qp(
-        qp.H, qp.c, qp.G if has_g else None, qp.h if has_g else None,
-        qp.A if has_a else None, qp.b if has_a else None,
-        lo if bounded else None, hi if bounded else None, solver=solver, **options,
-    )  # fmt: skip
+        qp.H,
+        qp.c,
+        qp.G if has_g else None,
+        qp.h if has_g else None,
+        qp.A if has_a else None,
+        qp.b if has_a else None,
+        lo if bounded else None,
+        hi if bounded else None,
+        solver=solver,
+        **options,
+    )
     if found is None or not np.all(np.isfinite(found)):
         raise NoSolutionError(f"QP solver {solver!r} found no solution")
     return np.asarray(found, dtype=np.float64)

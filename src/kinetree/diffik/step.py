@@ -103,8 +103,9 @@ def step_delta(
     **solver_options: Any,
 ) -> np.ndarray:
     """The step ``dq`` (nv,) [rad or m] of :func:`solve_step` (its velocity times ``dt``)."""
-    return np.sum(step_parts(model, q, tasks, dt, limits, solver, damping, **solver_options),
-                  axis=0)  # fmt: skip
+    return np.sum(
+        step_parts(model, q, tasks, dt, limits, solver, damping, **solver_options), axis=0
+    )
 
 
 def step_parts(

@@ -68,10 +68,16 @@ def run_job(
         # By design a task carries its inputs (nothing is lost with a worker), so the
         # graph is as large as the job's data: Dask's advice to load it otherwise is noise.
         warnings.filterwarnings("ignore", message="Sending large graph")
-        futures = c.map(
-            func, *zip(*chunks), key=[f"kinetree-{label}-{job}-{i}" for i in range(len(chunks))],
-            pure=False,
-        ) if chunks else []  # fmt: skip
+        futures = (
+            c.map(
+                func,
+                *zip(*chunks),
+                key=[f"kinetree-{label}-{job}-{i}" for i in range(len(chunks))],
+                pure=False,
+            )
+            if chunks
+            else []
+        )
     slot = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     filled = np.zeros(len(futures), dtype=bool)

@@ -64,9 +64,10 @@ def _target_array(targets: Any) -> Any:
     weight or point) is unwrapped; any other target object is refused, naming it."""
     if isinstance(targets, Position | Pose):
         extras = [
-            f.name for f in dataclasses.fields(targets)
+            f.name
+            for f in dataclasses.fields(targets)
             if f.name not in ("xyz", "T") and getattr(targets, f.name) is not None
-        ]  # fmt: skip
+        ]
         if not extras:
             return targets.xyz if isinstance(targets, Position) else targets.T
         what = f"a {type(targets).__name__} with {', '.join(extras)}"
@@ -136,13 +137,18 @@ def _ik_chunk(
     target = targets if targets.shape[-1] == 4 else Position(targets)
     extra = {} if device is None else {"device": device}
     with silenced():
-        r = m.ik(target, frame, q0=None if q0 is None else np.asarray(q0), options=options,
-                 **extra)  # fmt: skip
+        r = m.ik(target, frame, q0=None if q0 is None else np.asarray(q0), options=options, **extra)
     return (
-        np.asarray(r.q), np.asarray(r.success), np.asarray(r.position_error),
-        np.asarray(r.orientation_error), np.asarray(r.iterations), np.asarray(r.restarts),
-        np.asarray(r.reachable), r.frames, r.method,
-    )  # fmt: skip
+        np.asarray(r.q),
+        np.asarray(r.success),
+        np.asarray(r.position_error),
+        np.asarray(r.orientation_error),
+        np.asarray(r.iterations),
+        np.asarray(r.restarts),
+        np.asarray(r.reachable),
+        r.frames,
+        r.method,
+    )
 
 
 def ik(

@@ -132,9 +132,18 @@ def _no_record(w: Any, hist_q: Any, hist_e: Any, row: int) -> int:
 
 
 def _split_source(
-    out: Any, nq: int, T: int, q: Any, pe: Any, oe: Any, success: Any, iterations: Any,
-    restarts: Any, reachable: Any, worst: Any,
-) -> None:  # fmt: skip
+    out: Any,
+    nq: int,
+    T: int,
+    q: Any,
+    pe: Any,
+    oe: Any,
+    success: Any,
+    iterations: Any,
+    restarts: Any,
+    reachable: Any,
+    worst: Any,
+) -> None:
     b = cuda.grid(1)
     if b >= out.shape[0]:
         return
@@ -174,8 +183,9 @@ def fk_kernel(n_nodes: int) -> Any:
 def jacobian_kernel(n_nodes: int) -> Any:
     """The Jacobian of one configuration per thread: ``(Q, fdata, idata, nodes, frame,
     offset (3,), out (N, 6, nv))``."""
-    return kernel(_jacobian_source, f"kinetree_jacobian_{n_nodes}", N_NODES=n_nodes,
-                  **_cuda_names())  # fmt: skip
+    return kernel(
+        _jacobian_source, f"kinetree_jacobian_{n_nodes}", N_NODES=n_nodes, **_cuda_names()
+    )
 
 
 #: The compiled methods that run on the GPU, each with the CPU drivers' step rule
@@ -243,20 +253,44 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    sizes = {"N_NODES": n, "NQ": nq, "NV": nv, "NA": na, "N_ROWS": m, "N_TARGETS": T,
-             "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
-             "SRC_ROWS": int(src_shape[0]), "SRC_COLS": int(src_shape[1])}  # fmt: skip
+    sizes = {
+        "N_NODES": n,
+        "NQ": nq,
+        "NV": nv,
+        "NA": na,
+        "N_ROWS": m,
+        "N_TARGETS": T,
+        "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
+        "SRC_ROWS": int(src_shape[0]),
+        "SRC_COLS": int(src_shape[1]),
+    }
     names = ("FDATA", "IDATA", "NODES", "TGT_I", "ROWS", "CFG", "ICFG")
     consts = {name: np.array(a) for name, a in zip(names, tables, strict=True)}
     if method == "ccd":
         update = device(_steps.ccd_update)
     else:
-        update = device(_steps.jacobian_update, f"jacobian_update_{method}_gpu",
-                        apply_rule=device(RULES[method]))  # fmt: skip
-    one = device(_loop.solve_one, f"solve_one_{method}_gpu", update=update,
-                 SWING_TWIST_ON=False, COLLISION_ON=False, record=device(_no_record))  # fmt: skip
-    out = kernel(_ik_source, f"kinetree_ik_{method}_{key}", cache=disk_cache(), solve_one=one,
-                 **sizes, **consts, **_cuda_names())  # fmt: skip
+        update = device(
+            _steps.jacobian_update,
+            f"jacobian_update_{method}_gpu",
+            apply_rule=device(RULES[method]),
+        )
+    one = device(
+        _loop.solve_one,
+        f"solve_one_{method}_gpu",
+        update=update,
+        SWING_TWIST_ON=False,
+        COLLISION_ON=False,
+        record=device(_no_record),
+    )
+    out = kernel(
+        _ik_source,
+        f"kinetree_ik_{method}_{key}",
+        cache=disk_cache(),
+        solve_one=one,
+        **sizes,
+        **consts,
+        **_cuda_names(),
+    )
     if len(_IK_KERNELS) >= 64:
         _IK_KERNELS.clear()
     _IK_KERNELS[key] = out
@@ -267,5 +301,6 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
 def split_kernel() -> Any:
     """Result rows into the result's arrays, on the device; the largest bad-input
     status into ``worst[0]``."""
-    return kernel(_split_source, "kinetree_ik_split", is_bad_input=device(is_bad_input),
-                  **_cuda_names())  # fmt: skip
+    return kernel(
+        _split_source, "kinetree_ik_split", is_bad_input=device(is_bad_input), **_cuda_names()
+    )

@@ -74,8 +74,11 @@ def _model_arrays(cuda: Any, model: Model, node: int) -> tuple[Any, Any, Any]:
     if hit is None:
         fdata, idata = packed(model)
         nodes = needed_nodes(model, (node,))
-        hit = cache[node] = (cuda.to_device(fdata), cuda.to_device(idata),
-                             cuda.to_device(np.ascontiguousarray(nodes)))  # fmt: skip
+        hit = cache[node] = (
+            cuda.to_device(fdata),
+            cuda.to_device(idata),
+            cuda.to_device(np.ascontiguousarray(nodes)),
+        )
     return hit
 
 
@@ -187,9 +190,11 @@ def _is_pose_array(target: Any) -> bool:
     if is_gpu_array(target):
         return True
     return (
-        type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4)
+        type(target) is np.ndarray
+        and target.ndim >= 2
+        and target.shape[-2:] == (4, 4)
         and target.size > 0
-    )  # fmt: skip
+    )
 
 
 def _pose_problem(
@@ -268,7 +273,8 @@ def ik(
         tpl, batch = prob.template, prob.batch
         B = math.prod(batch) if batch else 1
         targets = np.ascontiguousarray(
-            prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64)  # fmt: skip
+            prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64
+        )
         Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
     if tpl.has_swing_twist:
         raise UnsupportedError(
@@ -291,8 +297,9 @@ def _check_q0(Q0: Any, B: int) -> None:
         raise ShapeError(f"q0 has {Q0.shape[0]} rows for {B} targets")
 
 
-def _run(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions, out: Any,
-         counter: Any) -> None:  # fmt: skip
+def _run(
+    cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions, out: Any, counter: Any
+) -> None:
     """Launch the template's kernel over ``targets`` (GPU) into ``out`` (GPU); ``counter``
     (one int64 on the GPU) must be 0."""
     kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
@@ -388,11 +395,18 @@ def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: flo
         where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
         raise_status(int(r["status"][first]), where if batch else "")
     return make_result(
-        q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
-        orientation_error=r["orientation_error"], iterations=r["iterations"],
-        restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
-        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
-    )  # fmt: skip
+        q=r["q"],
+        success=r["status"] == L.ST_OK,
+        position_error=r["position_error"],
+        orientation_error=r["orientation_error"],
+        iterations=r["iterations"],
+        restarts=r["restarts"],
+        reachable=r["reachable"] != 0.0,
+        batch=batch,
+        elapsed=time.perf_counter() - t0,
+        frames=tpl.frames,
+        method=tpl.method,
+    )
 
 
 def _device_result(
@@ -415,8 +429,9 @@ def _device_result(
         blocks, threads = B, 1
     else:
         threads = 128
-    K.split_kernel()[blocks, threads](out, nq, T, q, pe, oe, success, iterations, restarts,
-                                      reachable, worst)  # fmt: skip
+    K.split_kernel()[blocks, threads](
+        out, nq, T, q, pe, oe, success, iterations, restarts, reachable, worst
+    )
     status = int(worst.copy_to_host()[0])  # 8 bytes: did any problem have bad input?
     if is_bad_input(status):
         raise_status(status, " (a problem of the GPU batch)")
@@ -425,9 +440,15 @@ def _device_result(
         return like_input(like, d.reshape(*batch, *tail))
 
     return IKResult(
-        q=shaped(q, nq), success=shaped(success), position_error=shaped(pe, T),
-        orientation_error=shaped(oe, T), iterations=shaped(iterations),
-        restarts=shaped(restarts), elapsed=time.perf_counter() - t0,
+        q=shaped(q, nq),
+        success=shaped(success),
+        position_error=shaped(pe, T),
+        orientation_error=shaped(oe, T),
+        iterations=shaped(iterations),
+        restarts=shaped(restarts),
+        elapsed=time.perf_counter() - t0,
         message="solved on the GPU: per-problem outcomes are in success and reachable",
-        reachable=shaped(reachable), frames=tpl.frames, method=tpl.method,
-    )  # fmt: skip
+        reachable=shaped(reachable),
+        frames=tpl.frames,
+        method=tpl.method,
+    )

@@ -84,8 +84,15 @@ def solve_analytic(
         p_err, r_err = float(np.linalg.norm(arr - T[:3, 3])), 0.0
     ok = found and p_err <= tp and r_err <= tr
     return make_result(
-        q=q, success=np.array(ok), position_error=np.array([p_err]),
-        orientation_error=np.array([r_err]), iterations=np.array(0), restarts=np.array(0),
-        reachable=np.array(found), batch=(), elapsed=time.perf_counter() - t0,
-        frames=(name,), method="analytic",
-    )  # fmt: skip
+        q=q,
+        success=np.array(ok),
+        position_error=np.array([p_err]),
+        orientation_error=np.array([r_err]),
+        iterations=np.array(0),
+        restarts=np.array(0),
+        reachable=np.array(found),
+        batch=(),
+        elapsed=time.perf_counter() - t0,
+        frames=(name,),
+        method="analytic",
+    )

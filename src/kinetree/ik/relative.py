@@ -79,9 +79,13 @@ def _in_world(target: Any, T_world_base: np.ndarray, base: str) -> Any:
     if isinstance(target, Pose):
         if turned and not all(
             _uniform(x)
-            for x in (target.position_mask, target.orientation_mask,
-                      target.position_weight, target.orientation_weight)
-        ):  # fmt: skip
+            for x in (
+                target.position_mask,
+                target.orientation_mask,
+                target.position_weight,
+                target.orientation_weight,
+            )
+        ):
             refuse_axes("per-axis masks and weights of a Pose")
         T = as_array(target.T, "target pose", (4, 4), finite=False)
         return dataclasses.replace(target, T=T_world_base @ T)

@@ -48,7 +48,8 @@ def swing_twist_angles(model: Model, q: ArrayLike, group: str) -> tuple[float, f
         raise ShapeError(f"q must have shape ({model.nq},), got {qa.shape}")
     dofs, nodes = model.group_nodes(group)
     R = np.empty((3, 3))
-    group_rotation(packed(model)[0], nodes, dofs, np.require(qa, np.float64, ("C", "W")), R,
-                   np.empty((3, 3)))  # fmt: skip
+    group_rotation(
+        packed(model)[0], nodes, dofs, np.require(qa, np.float64, ("C", "W")), R, np.empty((3, 3))
+    )
     sw, _, _, _, tw = swing_twist(R, np.ascontiguousarray(model.swing_twist[group][0]))
     return float(sw), float(tw)

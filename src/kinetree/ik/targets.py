@@ -170,9 +170,12 @@ def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
         last = T[..., 3, :]
         for bad, exc, what in (
             (~np.all(np.isfinite(last), axis=-1), InvalidValueError, "contains NaN or inf"),
-            (~np.all(last == _LAST_ROW, axis=-1), NotRigidError,
-             "is not a rigid transform: its last row must be [0, 0, 0, 1]"),
-        ):  # fmt: skip
+            (
+                ~np.all(last == _LAST_ROW, axis=-1),
+                NotRigidError,
+                "is not a rigid transform: its last row must be [0, 0, 0, 1]",
+            ),
+        ):
             if np.any(bad):
                 where = ""
                 if bad.ndim:

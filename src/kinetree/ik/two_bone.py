@@ -48,22 +48,29 @@ def _perpendicular(v: np.ndarray, u: np.ndarray) -> np.ndarray:
 def pole_angle(root: ArrayLike, mid: ArrayLike, tip: ArrayLike, pole: ArrayLike) -> float:
     """Angle [rad] between where the middle joint points (its offset from the
     root-to-tip line) and where the pole is (its offset from the same line)."""
-    a, b, c, p = (as_array(x, name, (3,)) for x, name in
-                  ((root, "root"), (mid, "mid"), (tip, "tip"), (pole, "pole")))  # fmt: skip
+    a, b, c, p = (
+        as_array(x, name, (3,))
+        for x, name in ((root, "root"), (mid, "mid"), (tip, "tip"), (pole, "pole"))
+    )
     u = _unit(c - a)
     m, w = _perpendicular(b - a, u), _perpendicular(p - a, u)
     return float(math.atan2(np.linalg.norm(np.cross(m, w)), float(m @ w)))
 
 
 def two_bone_points(
-    root: ArrayLike, mid: ArrayLike, tip: ArrayLike, target: ArrayLike,
+    root: ArrayLike,
+    mid: ArrayLike,
+    tip: ArrayLike,
+    target: ArrayLike,
     pole: ArrayLike | None = None,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray]:
     """``(mid, tip)`` positions [m] that put the tip on ``target`` (or as near as the
     bones reach, straight towards it), keeping the bone lengths of ``root``-``mid``-
     ``tip``, the middle joint pointing at ``pole`` (default: where it points now)."""
-    a, b, c, t = (as_array(x, name, (3,)) for x, name in
-                  ((root, "root"), (mid, "mid"), (tip, "tip"), (target, "target")))  # fmt: skip
+    a, b, c, t = (
+        as_array(x, name, (3,))
+        for x, name in ((root, "root"), (mid, "mid"), (tip, "tip"), (target, "target"))
+    )
     l1, l2 = float(np.linalg.norm(b - a)), float(np.linalg.norm(c - b))
     if l1 <= 0 or l2 <= 0:
         raise InvalidValueError("two_bone_points: both bones need a length (> 0)")
@@ -192,8 +199,10 @@ def _turn_root(model: Model, q: np.ndarray, nodes: list[int], R: np.ndarray) -> 
         q[s : s + 4] = quat_mul(dq, q[s : s + 4])
         return
     if any(model.joint_type[k] != JointType.REVOLUTE for k in nodes) or len(nodes) > 3:
-        raise UnsupportedError("solve_two_bone: the root must be a ball joint or up to three "
-                               "revolute axes at one point")  # fmt: skip
+        raise UnsupportedError(
+            "solve_two_bone: the root must be a ball joint or up to three "
+            "revolute axes at one point"
+        )
     idx = [int(model.q_index[k]) for k in nodes]
     for _ in range(30):  # Newton on the rotation error: quadratic, 5 steps in practice
         W = node_pose(model, q, last)[:3, :3]

@@ -757,9 +757,14 @@ def _build_model(
             # joint sits at the channel value along this axis and q stays that value.
             ref = j.offset["xyz".index(axis)] if replace and not rot else 0.0
             b.add_joint(
-                dof, prev, link, type="revolute" if rot else "prismatic", axis=axis,
-                origin=origin if k == 0 else None, offset=-ref,
-            )  # fmt: skip
+                dof,
+                prev,
+                link,
+                type="revolute" if rot else "prismatic",
+                axis=axis,
+                origin=origin if k == 0 else None,
+                offset=-ref,
+            )
             if ref != 0.0:
                 rest[dof] = ref
             dofs.append(dof)
@@ -794,8 +799,11 @@ def _presets(model: Model, joints: Sequence[BVHJoint]) -> dict[str, tuple[str, .
     and the chest it hangs from), ``above_hips`` (the spine and everything on it),
     ``right_leg`` (hip, knee, ankle), their left mirrors and ``legs``. Rotations only,
     so bone lengths stay; a preset named like a joint or a channel is left out."""
-    rot = {j.name: tuple(dof_name(j.name, c) for c in j.channels if _is_rotation(c))
-           for j in joints if not j.end_site}  # fmt: skip
+    rot = {
+        j.name: tuple(dof_name(j.name, c) for c in j.channels if _is_rotation(c))
+        for j in joints
+        if not j.end_site
+    }
     names = [j.name for j in joints if not j.end_site]
     parts = find_body_parts(model, names)
     kids: dict[str, list[str]] = {n: [] for n in names}
@@ -910,9 +918,13 @@ def read_bvh(
     units = "file units" if scale_f == 1.0 else f"file units x {scale_f!r}"
     _check_lengths(parser, joints, values, rot, units)
     metadata: dict[str, object] = {
-        "source": source, "format": "bvh", "scale": scale_f, "up": up, "positions": positions,
+        "source": source,
+        "format": "bvh",
+        "scale": scale_f,
+        "up": up,
+        "positions": positions,
         "length_scale": _length_scale(joints),
-    }  # fmt: skip
+    }
     try:
         model = _build_model(
             p.stem or "bvh", joints, up, units, metadata, replace=positions == "replace"
@@ -924,9 +936,15 @@ def read_bvh(
     q = np.empty_like(values)
     q[:, cols] = values
     return BVHClip(
-        model=model, q=q, frame_time=frame_time, joints=tuple(joints),
-        frame_time_text=ft_text, source=source, scale=scale_f, up=up,
-    )  # fmt: skip
+        model=model,
+        q=q,
+        frame_time=frame_time,
+        joints=tuple(joints),
+        frame_time_text=ft_text,
+        source=source,
+        scale=scale_f,
+        up=up,
+    )
 
 
 # --- writing ---------------------------------------------------------------------------

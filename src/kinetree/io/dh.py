@@ -168,9 +168,14 @@ def from_dh(
             pre = rot_x(row.alpha) @ _tx(row.a) @ rot_z(row.theta) @ _tz(row.d)
             post = np.eye(4)
         b.add_joint(
-            row.name or f"joint{i}", f"link{i - 1}", f"link{i}", type=row.type, axis="z",
-            origin=carry @ pre, limits=row.limits,
-        )  # fmt: skip
+            row.name or f"joint{i}",
+            f"link{i - 1}",
+            f"link{i}",
+            type=row.type,
+            axis="z",
+            origin=carry @ pre,
+            limits=row.limits,
+        )
         carry = post
     T_tool = carry if T_tool_extra is None else carry @ T_tool_extra
     b.add_frame(tool_name, f"link{len(table)}", origin=T_tool)

@@ -527,9 +527,14 @@ def _add_body_joints(
         inner = child != frame  # an anchor node: hidden, not a frame of the model
         if jtype == _BALL:
             b.add_joint(
-                jname, prev, child, "ball", origin=origin, limits=(0.0, hi) if limited else None,
+                jname,
+                prev,
+                child,
+                "ball",
+                origin=origin,
+                limits=(0.0, hi) if limited else None,
                 hidden=inner,
-            )  # fmt: skip
+            )
             q0 = _unit_quaternion(m.qpos0[qadr : qadr + 4])
             neutral.update(zip(coordinate_names(jname, _BALL), map(float, q0)))
         else:
@@ -537,8 +542,17 @@ def _add_body_joints(
             kind = "prismatic" if jtype == _SLIDE else ("revolute" if limited else "continuous")
             axis = np.array(m.jnt_axis[k], dtype=float)
             lim = (lo, hi) if limited else None
-            b.add_joint(jname, prev, child, kind, axis=axis, origin=origin, limits=lim,
-                        offset=-ref, hidden=inner)  # fmt: skip
+            b.add_joint(
+                jname,
+                prev,
+                child,
+                kind,
+                axis=axis,
+                origin=origin,
+                limits=lim,
+                offset=-ref,
+                hidden=inner,
+            )
             neutral[jname] = ref
         pending = _translation(-anchor) if not at_origin else np.eye(4)
         prev = child
@@ -598,9 +612,8 @@ def _couple(b: ModelBuilder, m: Any, names: _Names, joint_eqs: list[dict[str, An
         c = q["polycoef"]
         src = q["source"]
         q["coupled"] = bool(
-            q["active"] and not any(c[2:]) and q["joint"] not in tied | sources
-            and src not in tied
-        )  # fmt: skip
+            q["active"] and not any(c[2:]) and q["joint"] not in tied | sources and src not in tied
+        )
         if not q["coupled"]:
             continue
         tied.add(q["joint"])
@@ -636,8 +649,9 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
             ignored.append(f"{what} equality {label}")
     if m.ntendon:
         t_names = [n or f"#{t}" for t, n in enumerate(_names_of(m, m.name_tendonadr, m.ntendon))]
-        ignored.append(f"{m.ntendon} tendon(s) ({', '.join(t_names[:10])}"
-                       f"{', ...' if m.ntendon > 10 else ''})")  # fmt: skip
+        ignored.append(
+            f"{m.ntendon} tendon(s) ({', '.join(t_names[:10])}{', ...' if m.ntendon > 10 else ''})"
+        )
     if ignored:
         warnings.warn(
             f"{where}: kinetree ignores {'; '.join(ignored)}: they do not constrain its kinematics",

@@ -469,11 +469,15 @@ def _to_model(
                 mimic = None
         with _in_file(source):
             b.add_joint(
-                j.name, j.parent, j.child, type=_BUILDER_TYPE.get(j.type, j.type),
+                j.name,
+                j.parent,
+                j.child,
+                type=_BUILDER_TYPE.get(j.type, j.type),
                 axis=axis if j.type not in ("fixed", "floating", "spherical") else "z",
                 origin=origin,
-                limits=limits, mimic=mimic,
-            )  # fmt: skip
+                limits=limits,
+                mimic=mimic,
+            )
     b.metadata["source"] = source
     for link, shapes in (geometry or {}).items():
         for shape in shapes:
@@ -529,8 +533,12 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
     for el in root.iter("joint"):
         limit = el.find("limit")
         name = el.get("name")
-        if (limit is None or not name or el.get("type") not in _ONE_COORDINATE
-                or el.find("mimic") is not None):  # fmt: skip
+        if (
+            limit is None
+            or not name
+            or el.get("type") not in _ONE_COORDINATE
+            or el.find("mimic") is not None
+        ):
             continue
         v = number(limit.get("velocity"))
         if v is None or v == 0.0 or v == float("inf"):

@@ -15,10 +15,19 @@ from ._kernels import fk_nodes, jacobian_add
 
 @njit(cache=True, nogil=True)
 def com_rows(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    mass_nodes: np.ndarray, masses: np.ndarray, coms: np.ndarray, with_jacobian: bool,
-    out_c: np.ndarray, out_J: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    mass_nodes: np.ndarray,
+    masses: np.ndarray,
+    coms: np.ndarray,
+    with_jacobian: bool,
+    out_c: np.ndarray,
+    out_J: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """Centre of mass ``out_c[b]`` (3,) [m] and, with ``with_jacobian``, its Jacobian
     ``out_J[b]`` (3, nv) for rows ``start..stop`` of ``Q``: the mass-weighted sum of
     each centre's world position and of the positional rows of its point Jacobian."""

@@ -75,10 +75,9 @@ def _path_is_plain(model: Model, node: int) -> bool:
     cols = [int(model.v_index[k]) for k in moving]
     return (
         len(set(cols)) == len(cols)
-        and all(model.q_scale[k] == 1.0 and model.dof_node[model.v_index[k]] == k
-                for k in moving)
+        and all(model.q_scale[k] == 1.0 and model.dof_node[model.v_index[k]] == k for k in moving)
         and not model.couplings
-    )  # fmt: skip
+    )
 
 
 def manipulability_gradient(

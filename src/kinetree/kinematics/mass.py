@@ -52,11 +52,12 @@ def _com(model: Model, q: ArrayLike, with_jacobian: bool) -> tuple[np.ndarray, n
     out_c = np.empty((N, 3))
     out_J = np.empty((N, 3, model.nv if with_jacobian else 0))
     run_chunks(
-        lambda a, b: _mass_kernels.com_rows(Q, fdata, idata, nodes, mass_nodes, masses, coms,
-                                            with_jacobian, out_c, out_J, a, b),
+        lambda a, b: _mass_kernels.com_rows(
+            Q, fdata, idata, nodes, mass_nodes, masses, coms, with_jacobian, out_c, out_J, a, b
+        ),
         N,
         512,
-    )  # fmt: skip
+    )
     return out_c.reshape(*batch, 3), out_J.reshape(*batch, 3, -1)
 
 

@@ -46,20 +46,46 @@ __all__ = [
 INPUT_ROLES = ("head", "wrist_l", "wrist_r", "ankle_l", "ankle_r")
 #: Roles the prior predicts, relative to the pelvis.
 OUTPUT_ROLES = (
-    "spine", "chest", "neck", "head",
-    "clavicle_l", "shoulder_l", "elbow_l", "wrist_l", "hip_l", "knee_l", "ankle_l", "toe_l",
-    "clavicle_r", "shoulder_r", "elbow_r", "wrist_r", "hip_r", "knee_r", "ankle_r", "toe_r",
-)  # fmt: skip
+    "spine",
+    "chest",
+    "neck",
+    "head",
+    "clavicle_l",
+    "shoulder_l",
+    "elbow_l",
+    "wrist_l",
+    "hip_l",
+    "knee_l",
+    "ankle_l",
+    "toe_l",
+    "clavicle_r",
+    "shoulder_r",
+    "elbow_r",
+    "wrist_r",
+    "hip_r",
+    "knee_r",
+    "ankle_r",
+    "toe_r",
+)
 #: Input vector: 3 per input role, the world up (3), then one presence flag per input role.
 N_INPUTS = 3 * len(INPUT_ROLES) + 3 + len(INPUT_ROLES)
 #: Roles a skeleton needs for the prior.
 REQUIRED_ROLES = ("pelvis", "hip_l", "hip_r", *INPUT_ROLES)
 #: Each output role's parent role (the bone the fit keeps at this skeleton's length).
 PARENT_ROLE = {
-    "spine": "pelvis", "chest": "spine", "neck": "chest", "head": "neck",
-    "clavicle": "chest", "shoulder": "clavicle", "elbow": "shoulder", "wrist": "elbow",
-    "hip": "pelvis", "knee": "hip", "ankle": "knee", "toe": "ankle",
-}  # fmt: skip
+    "spine": "pelvis",
+    "chest": "spine",
+    "neck": "chest",
+    "head": "neck",
+    "clavicle": "chest",
+    "shoulder": "clavicle",
+    "elbow": "shoulder",
+    "wrist": "elbow",
+    "hip": "pelvis",
+    "knee": "hip",
+    "ankle": "knee",
+    "toe": "ankle",
+}
 
 
 def _swap(role: str) -> str:

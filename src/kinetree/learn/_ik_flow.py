@@ -100,8 +100,9 @@ class Flow:
             keep[i, : len(k)], change[i, : len(c)] = k, c
             W1k[i, : len(k)], W1c[i], b1[i], W2[i], b2[i] = w[0], w[1], w[2], w[3], w[4]
             W3[i, :, : 2 * len(c)], b3[i, : 2 * len(c)] = w[5], w[6]
-        counts = np.array([[len(k), len(c)] for k, c in zip(self.keep, self.change)],
-                          np.int64).reshape(L, 2)  # fmt: skip
+        counts = np.array(
+            [[len(k), len(c)] for k, c in zip(self.keep, self.change)], np.int64
+        ).reshape(L, 2)
         object.__setattr__(self, "_packed", (keep, change, counts, W1k, W1c, b1, W2, b2, W3, b3))
 
     def condition(self, T: np.ndarray) -> np.ndarray:
@@ -115,8 +116,12 @@ class Flow:
         out = np.empty(z.shape)
         kernel: Any = _sample_kernel
         packed = self._packed  # type: ignore[attr-defined]
-        kernel(np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64),
-               *packed, out)  # fmt: skip
+        kernel(
+            np.ascontiguousarray(z, dtype=np.float64),
+            np.ascontiguousarray(c, dtype=np.float64),
+            *packed,
+            out,
+        )
         return out
 
     def sample_numpy(self, z: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -91,10 +91,15 @@ def _module(
                 W3 = self.last[layer].weight.detach().double().numpy().T  # (H, 2 D)
                 b3 = self.last[layer].bias.detach().double().numpy()
                 cols = np.concatenate([ch, D + ch])
-                arrays = (W1[k], W1[D:], self.first[layer].bias.detach().double().numpy(),
-                          self.second[layer].weight.detach().double().numpy().T,
-                          self.second[layer].bias.detach().double().numpy(), W3[:, cols],
-                          b3[cols])  # fmt: skip
+                arrays = (
+                    W1[k],
+                    W1[D:],
+                    self.first[layer].bias.detach().double().numpy(),
+                    self.second[layer].weight.detach().double().numpy().T,
+                    self.second[layer].bias.detach().double().numpy(),
+                    W3[:, cols],
+                    b3[cols],
+                )
                 for name, a in zip(weight_names(layer), arrays):
                     out[name] = np.ascontiguousarray(a)
             return out
@@ -142,8 +147,20 @@ def fit(
     # longer with two threads on a shared 2-core VM). The sums then also run in one order.
     torch.set_num_threads(1)
     try:
-        return _fit(torch, X, C, keep, change, hidden=hidden, steps=steps, batch=batch, lr=lr,
-                    noise=noise, seed=seed, tick=tick)  # fmt: skip
+        return _fit(
+            torch,
+            X,
+            C,
+            keep,
+            change,
+            hidden=hidden,
+            steps=steps,
+            batch=batch,
+            lr=lr,
+            noise=noise,
+            seed=seed,
+            tick=tick,
+        )
     finally:
         torch.set_num_threads(threads)
 

@@ -122,9 +122,15 @@ class LearnedIK:
         return np.clip(q, self.lower, self.upper)
 
     def configurations(
-        self, model: Model, T: np.ndarray, n: int, q0: np.ndarray, seed: int,
-        temperature: float = 1.0, rank: bool = True,
-    ) -> np.ndarray:  # fmt: skip
+        self,
+        model: Model,
+        T: np.ndarray,
+        n: int,
+        q0: np.ndarray,
+        seed: int,
+        temperature: float = 1.0,
+        rank: bool = True,
+    ) -> np.ndarray:
         """``n`` full configurations ``(n, nq)`` for the pose ``T`` (4, 4): ``q0`` with the
         learned joints sampled (latent std ``temperature``), ordered by how close their
         ``frame`` lands to ``T`` (closest first; ``rank=False``: in draw order, no FK).
@@ -178,16 +184,24 @@ class LearnedIK:
         """Write the weights and metadata to ``path`` (``.npz``, no pickles); returns it."""
         path = Path(path)
         arrays: dict[str, np.ndarray] = {
-            "c_mean": self.flow.c_mean, "c_std": self.flow.c_std, "lower": self.lower,
+            "c_mean": self.flow.c_mean,
+            "c_std": self.flow.c_std,
+            "lower": self.lower,
             "upper": self.upper,
-        }  # fmt: skip
+        }
         for layer, (k, c, w) in enumerate(zip(self.flow.keep, self.flow.change, self.flow.weights)):
             arrays[f"l{layer}_keep"], arrays[f"l{layer}_change"] = k, c
             arrays.update(zip(weight_names(layer), w))
-        meta = {"format": "kinetree-learned-ik", "version": FORMAT_VERSION, "frame": self.frame,
-                "joint_names": list(self.joint_names), "width": self.flow.width,
-                "layers": len(self.flow.keep), "conditions": self.flow.kind,
-                "info": self.info}  # fmt: skip
+        meta = {
+            "format": "kinetree-learned-ik",
+            "version": FORMAT_VERSION,
+            "frame": self.frame,
+            "joint_names": list(self.joint_names),
+            "width": self.flow.width,
+            "layers": len(self.flow.keep),
+            "conditions": self.flow.kind,
+            "info": self.info,
+        }
         arrays["meta"] = np.array(json.dumps(meta))
         with path.open("wb") as fh:
             np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
@@ -214,8 +228,14 @@ def load_ik(path: str | Path) -> LearnedIK:
         if kind not in KINDS:
             raise FileFormatError(f"{path}: unknown condition {kind!r}; known: {', '.join(KINDS)}")
         flow = Flow(keep, change, weights, data["c_mean"], data["c_std"], int(meta["width"]), kind)
-        return LearnedIK(flow, str(meta["frame"]), tuple(meta["joint_names"]), data["lower"],
-                         data["upper"], dict(meta["info"]))  # fmt: skip
+        return LearnedIK(
+            flow,
+            str(meta["frame"]),
+            tuple(meta["joint_names"]),
+            data["lower"],
+            data["upper"],
+            dict(meta["info"]),
+        )
     except FileFormatError:
         raise
     except (OSError, KeyError, ValueError, TypeError) as e:
@@ -306,17 +326,40 @@ def train_ik(
     keep, change = _partitions(width, layers, rng)
     with progress(steps, "train-ik", show=progress_bar) as tick:
         weights, summary = fit(
-            X, (C_raw - c_mean) / c_std, keep, change, hidden=hidden, steps=steps,
-            batch=batch, lr=float(lr), noise=float(noise), seed=seed, tick=tick,
-        )  # fmt: skip
+            X,
+            (C_raw - c_mean) / c_std,
+            keep,
+            change,
+            hidden=hidden,
+            steps=steps,
+            batch=batch,
+            lr=float(lr),
+            noise=float(noise),
+            seed=seed,
+            tick=tick,
+        )
     flow = Flow(
-        tuple(keep), tuple(change),
+        tuple(keep),
+        tuple(change),
         tuple(tuple(weights[n] for n in weight_names(i)) for i in range(layers)),
-        c_mean, c_std, width, conditions,
-    )  # fmt: skip
-    info = {"samples": samples, "steps": steps, "batch": batch, "hidden": hidden,
-            "layers": layers, "pad": pad, "lr": float(lr), "noise": float(noise), "seed": seed,
-            "seconds": round(time.perf_counter() - t0, 2), **summary}  # fmt: skip
+        c_mean,
+        c_std,
+        width,
+        conditions,
+    )
+    info = {
+        "samples": samples,
+        "steps": steps,
+        "batch": batch,
+        "hidden": hidden,
+        "layers": layers,
+        "pad": pad,
+        "lr": float(lr),
+        "noise": float(noise),
+        "seed": seed,
+        "seconds": round(time.perf_counter() - t0, 2),
+        **summary,
+    }
     names = tuple(model.joint_names[c] for c in cols)
     return LearnedIK(flow, name, names, lower, upper, info)
 

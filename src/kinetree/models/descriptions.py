@@ -64,9 +64,13 @@ _PANDA = Description(
     tuple(f"panda_joint{i}" for i in range(1, 8)),
 )
 _UR_JOINTS = (
-    "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
-    "wrist_2_joint", "wrist_3_joint",
-)  # fmt: skip
+    "shoulder_pan_joint",
+    "shoulder_lift_joint",
+    "elbow_joint",
+    "wrist_1_joint",
+    "wrist_2_joint",
+    "wrist_3_joint",
+)
 
 #: Built-in model name -> where its meshes are (models absent here have none).
 DESCRIPTIONS: dict[str, Description] = {

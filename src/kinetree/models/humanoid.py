@@ -64,13 +64,21 @@ def humanoid() -> Model:
             swing=150 * D, twist=(-80 * D, 80 * D), bone_axis="-z",
         )  # fmt: skip
         b.add_joint(
-            f"elbow_{side}", f"upper_arm_{side}", f"forearm_{side}", axis="-y",
-            origin=_t(0, 0, -0.29), limits=(0.0, 145 * D),
-        )  # fmt: skip
+            f"elbow_{side}",
+            f"upper_arm_{side}",
+            f"forearm_{side}",
+            axis="-y",
+            origin=_t(0, 0, -0.29),
+            limits=(0.0, 145 * D),
+        )
         b.add_ball_joint(
-            f"wrist_{side}", f"forearm_{side}", f"palm_{side}", "yx",
-            origin=_t(0, 0, -0.25), limits=[(-70 * D, 80 * D), m(-30 * D, 20 * D)],
-        )  # fmt: skip
+            f"wrist_{side}",
+            f"forearm_{side}",
+            f"palm_{side}",
+            "yx",
+            origin=_t(0, 0, -0.25),
+            limits=[(-70 * D, 80 * D), m(-30 * D, 20 * D)],
+        )
         b.add_frame(f"hand_{side}", f"palm_{side}", origin=_t(0, 0, -0.09))
         b.add_ball_joint(
             f"hip_{side}", "pelvis", f"thigh_{side}", "xyz",
@@ -79,13 +87,21 @@ def humanoid() -> Model:
             swing=110 * D, twist=(-40 * D, 40 * D), bone_axis="-z",
         )  # fmt: skip
         b.add_joint(
-            f"knee_{side}", f"thigh_{side}", f"shin_{side}", axis="y",
-            origin=_t(0, 0, -0.40), limits=(0.0, 140 * D),
-        )  # fmt: skip
+            f"knee_{side}",
+            f"thigh_{side}",
+            f"shin_{side}",
+            axis="y",
+            origin=_t(0, 0, -0.40),
+            limits=(0.0, 140 * D),
+        )
         b.add_ball_joint(
-            f"ankle_{side}", f"shin_{side}", f"ankle_{side}", "yx",
-            origin=_t(0, 0, -0.40), limits=[(-20 * D, 50 * D), m(-20 * D, 30 * D)],
-        )  # fmt: skip
+            f"ankle_{side}",
+            f"shin_{side}",
+            f"ankle_{side}",
+            "yx",
+            origin=_t(0, 0, -0.40),
+            limits=[(-20 * D, 50 * D), m(-20 * D, 30 * D)],
+        )
         b.add_frame(f"foot_{side}", f"ankle_{side}", origin=_t(0.04, 0, -0.08))
         b.add_frame(f"toe_{side}", f"ankle_{side}", origin=_t(0.18, 0, -0.08))
     b.set_end_effectors("hand_r", "hand_l", "foot_r", "foot_l", "head")

@@ -21,17 +21,29 @@ def quadruped() -> Model:
     neutral = {}
     for leg, sx, sy in (("FR", 1, -1), ("FL", 1, 1), ("RR", -1, -1), ("RL", -1, 1)):
         b.add_joint(
-            f"{leg}_hip", "trunk", f"{leg}_hip", axis="x",
-            origin=translation([0.1881 * sx, 0.04675 * sy, 0.0]), limits=(-0.863, 0.863),
-        )  # fmt: skip
+            f"{leg}_hip",
+            "trunk",
+            f"{leg}_hip",
+            axis="x",
+            origin=translation([0.1881 * sx, 0.04675 * sy, 0.0]),
+            limits=(-0.863, 0.863),
+        )
         b.add_joint(
-            f"{leg}_thigh", f"{leg}_hip", f"{leg}_thigh", axis="y",
-            origin=translation([0.0, 0.08 * sy, 0.0]), limits=(-0.686, 4.501),
-        )  # fmt: skip
+            f"{leg}_thigh",
+            f"{leg}_hip",
+            f"{leg}_thigh",
+            axis="y",
+            origin=translation([0.0, 0.08 * sy, 0.0]),
+            limits=(-0.686, 4.501),
+        )
         b.add_joint(
-            f"{leg}_calf", f"{leg}_thigh", f"{leg}_calf", axis="y",
-            origin=translation([0.0, 0.0, -0.213]), limits=(-2.818, -0.888),
-        )  # fmt: skip
+            f"{leg}_calf",
+            f"{leg}_thigh",
+            f"{leg}_calf",
+            axis="y",
+            origin=translation([0.0, 0.0, -0.213]),
+            limits=(-2.818, -0.888),
+        )
         b.add_frame(f"{leg}_foot", f"{leg}_calf", origin=translation([0.0, 0.0, -0.213]))
         b.add_preset(f"{leg}_leg", [f"{leg}_hip", f"{leg}_thigh", f"{leg}_calf"])
         neutral[f"{leg}_thigh"] = 0.8

@@ -280,10 +280,14 @@ def quat_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=np.float64), -1, 0)
     bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=np.float64), -1, 0)
     return np.stack(
-        [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-         aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw],
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
         axis=-1,
-    )  # fmt: skip
+    )
 
 
 def quat_conj(q: ArrayLike) -> np.ndarray:

@@ -105,15 +105,22 @@ class ClipPlayer:
             self.playing = not paused
             tl.play.label = "Pause" if self.playing else "Play"
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="kinetree-viewer-clip",
-                                            daemon=True)  # fmt: skip
+            self._thread = threading.Thread(
+                target=self._run, name="kinetree-viewer-clip", daemon=True
+            )
             self._thread.start()
 
     def _set_reference(self, ref: Any, offset: np.ndarray) -> None:
         if self._reference is not None:
             self._reference[1].remove()
-        figure = RobotFigure(self._scene, ref.model, ref.q[0], prefix="/reference",
-                             meshes=False, bone_color=_REFERENCE_COLOR)  # fmt: skip
+        figure = RobotFigure(
+            self._scene,
+            ref.model,
+            ref.q[0],
+            prefix="/reference",
+            meshes=False,
+            bone_color=_REFERENCE_COLOR,
+        )
         O = np.eye(4)
         O[:3, 3] = offset
         self._reference = (ref, figure, O)

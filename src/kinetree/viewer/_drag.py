@@ -49,10 +49,14 @@ def bent_start(model: Model, q: np.ndarray, active: Any) -> np.ndarray:
 
 def _worse(a: IKResult, b: IKResult) -> bool:
     """Whether ``a`` is farther from its targets than ``b`` (position, then orientation)."""
-    ea = (float(np.max(a.position_error, initial=0.0)),
-          float(np.max(a.orientation_error, initial=0.0)))  # fmt: skip
-    eb = (float(np.max(b.position_error, initial=0.0)),
-          float(np.max(b.orientation_error, initial=0.0)))  # fmt: skip
+    ea = (
+        float(np.max(a.position_error, initial=0.0)),
+        float(np.max(a.orientation_error, initial=0.0)),
+    )
+    eb = (
+        float(np.max(b.position_error, initial=0.0)),
+        float(np.max(b.orientation_error, initial=0.0)),
+    )
     return ea > eb
 
 

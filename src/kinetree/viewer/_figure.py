@@ -87,26 +87,36 @@ class RobotFigure:
         wxyz = matrix_to_quaternion(T[:, :3, :3])
         self.nodes = [
             scene.add_frame(
-                f"{prefix}/f{i}", show_axes=False, axes_length=0.12 * self.size,
-                axes_radius=0.004 * self.size, wxyz=wxyz[i], position=T[i, :3, 3],
+                f"{prefix}/f{i}",
+                show_axes=False,
+                axes_length=0.12 * self.size,
+                axes_radius=0.004 * self.size,
+                wxyz=wxyz[i],
+                position=T[i, :3, 3],
             )
             for i in range(len(names))
-        ]  # fmt: skip
+        ]
         index = {n: i for i, n in enumerate(names)}
         self.mesh_handles = [
             scene.add_mesh_simple(
-                f"{prefix}/f{index[p.frame]}/visual{j}", p.vertices, p.faces,
+                f"{prefix}/f{index[p.frame]}/visual{j}",
+                p.vertices,
+                p.faces,
                 color=_rgb(p.color, _VISUAL_SHADE),
             )
             for j, p in enumerate(self.visual.parts)
-        ]  # fmt: skip
+        ]
         self.collision_handles = [
             scene.add_mesh_simple(
-                f"{prefix}/f{index[p.frame]}/collision{j}", p.vertices, p.faces,
-                color=_rgb(p.color), opacity=_COLLISION_OPACITY, visible=False,
+                f"{prefix}/f{index[p.frame]}/collision{j}",
+                p.vertices,
+                p.faces,
+                color=_rgb(p.color),
+                opacity=_COLLISION_OPACITY,
+                visible=False,
             )
             for j, p in enumerate(self.collision.parts)
-        ]  # fmt: skip
+        ]
         self.labels = [
             scene.add_label(f"{prefix}/f{i}/label", name, visible=False)
             for i, name in enumerate(names)
@@ -138,12 +148,15 @@ class RobotFigure:
         index = {n: i for i, n in enumerate(self.model.frame_names)}
         self.sphere_handles = [
             self.scene.add_icosphere(
-                f"{self.prefix}/f{index[frame]}/sphere{j}", radius=float(r),
-                color=_SPHERE_COLOR, subdivisions=2, opacity=_COLLISION_OPACITY,
+                f"{self.prefix}/f{index[frame]}/sphere{j}",
+                radius=float(r),
+                color=_SPHERE_COLOR,
+                subdivisions=2,
+                opacity=_COLLISION_OPACITY,
                 position=tuple(float(v) for v in c),
             )
             for j, (frame, c, r) in enumerate(zip(rs.frames, rs.centers, rs.radii, strict=True))
-        ]  # fmt: skip
+        ]
 
     # --- skeleton ---------------------------------------------------------------------
 
@@ -157,15 +170,22 @@ class RobotFigure:
         self, name: str, pairs: np.ndarray, T: np.ndarray, visible: bool
     ) -> tuple[Any, Any, np.ndarray]:
         lines = self.scene.add_line_segments(
-            f"{self.prefix}_{name}/bones", self._segments(pairs, T), self.bone_color,
-            thickness=0.015 * self.size, visible=visible,
-        )  # fmt: skip
+            f"{self.prefix}_{name}/bones",
+            self._segments(pairs, T),
+            self.bone_color,
+            thickness=0.015 * self.size,
+            visible=visible,
+        )
         joints = np.unique(pairs) if len(pairs) else np.arange(len(T))
         dots = self.scene.add_point_cloud(
-            f"{self.prefix}_{name}/joints", T[joints, :3, 3].astype(np.float32), _JOINT_COLOR,
-            point_size=0.03 * self.size, point_shape="circle", precision="float32",
+            f"{self.prefix}_{name}/joints",
+            T[joints, :3, 3].astype(np.float32),
+            _JOINT_COLOR,
+            point_size=0.03 * self.size,
+            point_shape="circle",
+            precision="float32",
             visible=visible,
-        )  # fmt: skip
+        )
         return lines, dots, joints
 
     def _move_skeleton(self, parts: tuple[Any, Any, np.ndarray], pairs: np.ndarray) -> None:
@@ -230,8 +250,13 @@ class RobotFigure:
 
     def remove(self) -> None:
         """Take the drawing out of the scene."""
-        groups = (self.mesh_handles, self.collision_handles, self.sphere_handles, self.labels,
-                  self.nodes)  # fmt: skip
+        groups = (
+            self.mesh_handles,
+            self.collision_handles,
+            self.sphere_handles,
+            self.labels,
+            self.nodes,
+        )
         for group in groups:
             for h in group:
                 h.remove()

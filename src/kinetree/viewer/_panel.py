@@ -182,11 +182,25 @@ def build_panel(
     with gui.add_folder("Python", expand_by_default=False):
         python = gui.add_html("")
     return Panel(
-        status=status, note=note_md, method=method, active=active, mode=mode,
-        restarts=restarts, budget=budget, rest=rest, pins=pins, meshes=meshes, skeleton=skeleton,
-        frames=frames, labels=labels, collision=collision, spheres=spheres, sliders=sliders,
-        neutral=neutral, python=python,
-    )  # fmt: skip
+        status=status,
+        note=note_md,
+        method=method,
+        active=active,
+        mode=mode,
+        restarts=restarts,
+        budget=budget,
+        rest=rest,
+        pins=pins,
+        meshes=meshes,
+        skeleton=skeleton,
+        frames=frames,
+        labels=labels,
+        collision=collision,
+        spheres=spheres,
+        sliders=sliders,
+        neutral=neutral,
+        python=python,
+    )
 
 
 def build_timeline(gui: Any, n_frames: int, fps: float) -> Timeline:
@@ -194,8 +208,7 @@ def build_timeline(gui: Any, n_frames: int, fps: float) -> Timeline:
     folder = gui.add_folder("Clip", order=-1.0)
     with folder:
         play = gui.add_button("Pause")
-        frame = gui.add_slider("Frame", 0, max(n_frames - 1, 1), 1, 0,
-                               disabled=n_frames < 2)  # fmt: skip
+        frame = gui.add_slider("Frame", 0, max(n_frames - 1, 1), 1, 0, disabled=n_frames < 2)
         speed = gui.add_slider("Speed", 0.1, 4.0, 0.1, 1.0)
         loop = gui.add_checkbox("Loop", True)
         clock = gui.add_markdown(f"0 / {n_frames} frames at {fps:.4g} fps")

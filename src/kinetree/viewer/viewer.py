@@ -151,14 +151,20 @@ class Viewer:
         self._slider_time = 0.0
         try:
             self._size = model_size(m, self._q)
-            self._figure = RobotFigure(self._server.scene, m, self._q, meshes=meshes,
-                                       size=self._size)  # fmt: skip
+            self._figure = RobotFigure(
+                self._server.scene, m, self._q, meshes=meshes, size=self._size
+            )
             self._set_scene()
             pin_frames = list(dict.fromkeys([*m.end_effectors, *names]))
             self._panel: Panel = build_panel(
-                self._server.gui, m, self._q, size=self._size, note=note,
-                has_meshes=self._figure.has_meshes, pin_frames=pin_frames,
-            )  # fmt: skip
+                self._server.gui,
+                m,
+                self._q,
+                size=self._size,
+                note=note,
+                has_meshes=self._figure.has_meshes,
+                pin_frames=pin_frames,
+            )
             self._wire_panel()
             self._figure.set_visible(frames=frames, collision=collision, spheres=spheres)
             self._panel.frames.value = frames
@@ -166,9 +172,13 @@ class Viewer:
             self._panel.spheres.value = spheres
             self._solver = LiveSolver(self._solve, self._refresh_panel)
             self._clip = ClipPlayer(
-                gui=self._server.gui, scene=self._server.scene, lock=self._lock,
-                show=self._show_clip_frame, touch=self._solver.touch, closed=self._closed,
-            )  # fmt: skip
+                gui=self._server.gui,
+                scene=self._server.scene,
+                lock=self._lock,
+                show=self._show_clip_frame,
+                touch=self._solver.touch,
+                closed=self._closed,
+            )
             for f in names:
                 self.add_target(f)
             self._refresh_panel()
@@ -261,10 +271,15 @@ class Viewer:
             self._floor.remove()
         # A floor grid under everything, one tenth of the model's size per cell.
         self._floor = scene.add_grid(
-            "/floor", width=2 * s + 2 * self._size, height=2 * s + 2 * self._size,
-            plane=plane, cell_size=cell, section_size=5 * cell, position=floor,
+            "/floor",
+            width=2 * s + 2 * self._size,
+            height=2 * s + 2 * self._size,
+            plane=plane,
+            cell_size=cell,
+            section_size=5 * cell,
+            position=floor,
             fade_distance=20 * (s + self._size),
-        )  # fmt: skip
+        )
         # The camera: in front, to the right, a little above.
         d = np.zeros(3)
         d[h1], d[h2], d[up] = 1.0, -1.3, 0.6
@@ -332,9 +347,13 @@ class Viewer:
         with self._lock:
             T = np.asarray(self.model.fk(self._q, name))
             handle = self._server.scene.add_transform_controls(
-                f"/targets/t{len(self._gizmos)}", scale=0.15 * self._size, line_width=3.0,
-                depth_test=False, wxyz=matrix_to_quaternion(T[:3, :3]), position=T[:3, 3],
-            )  # fmt: skip
+                f"/targets/t{len(self._gizmos)}",
+                scale=0.15 * self._size,
+                line_width=3.0,
+                depth_test=False,
+                wxyz=matrix_to_quaternion(T[:3, :3]),
+                position=T[:3, 3],
+            )
             self._server.scene.add_label(f"{handle.name}/label", name, visible=True)
             self._target_T[name] = T.copy()
             self._gizmos[name] = handle
@@ -434,9 +453,11 @@ class Viewer:
         """
         p = self._panel
         for handle, value, what in (
-            (p.method, method, "method"), (p.active, active, "active"), (p.mode, mode, "mode"),
+            (p.method, method, "method"),
+            (p.active, active, "active"),
+            (p.mode, mode, "mode"),
             (p.rest, rest, "rest"),
-        ):  # fmt: skip
+        ):
             if value is None:
                 continue
             if value not in handle.options:

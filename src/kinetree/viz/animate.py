@@ -90,10 +90,26 @@ def _write_mp4(frames: Iterator[np.ndarray], path: Path, fps: int, ffmpeg: str) 
             h, w = f.shape[0] - f.shape[0] % 2, f.shape[1] - f.shape[1] % 2
             if proc is None:
                 cmd = [
-                    ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgba",
-                    "-s", f"{w}x{h}", "-r", str(fps), "-i", "-", "-an", *codec,
-                    "-movflags", "+faststart", str(path),
-                ]  # fmt: skip
+                    ffmpeg,
+                    "-y",
+                    "-loglevel",
+                    "error",
+                    "-f",
+                    "rawvideo",
+                    "-pix_fmt",
+                    "rgba",
+                    "-s",
+                    f"{w}x{h}",
+                    "-r",
+                    str(fps),
+                    "-i",
+                    "-",
+                    "-an",
+                    *codec,
+                    "-movflags",
+                    "+faststart",
+                    str(path),
+                ]
                 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
             assert proc.stdin is not None
             proc.stdin.write(np.ascontiguousarray(f[:h, :w]).tobytes())
@@ -196,9 +212,19 @@ def animate(
     _label_axes(ax, model, plane)
     parts = visual_parts(model, meshes) if plane is None else None
     skel = _draw_on(
-        ax, model, Ts[0], plane, targets=static, frames=frame_ids, color="C0", label=None,
-        show_joints=True, extra_points=all_points, parts=parts, max_faces=max_faces,
-    )  # fmt: skip
+        ax,
+        model,
+        Ts[0],
+        plane,
+        targets=static,
+        frames=frame_ids,
+        color="C0",
+        label=None,
+        show_joints=True,
+        extra_points=all_points,
+        parts=parts,
+        max_faces=max_faces,
+    )
     if title:
         ax.set_title(title)
     trail_line = None

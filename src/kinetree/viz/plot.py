@@ -55,9 +55,14 @@ _TRIAD_COLORS = ("tab:red", "tab:green", "tab:blue")
 # Targets: a red cross drawn under the joint markers, so a reached target shows the
 # end effector's dot at the cross's centre.
 _TARGET_STYLE: dict[str, Any] = {
-    "ls": "", "marker": "X", "ms": 11.0, "color": "crimson", "mew": 0.0, "alpha": 0.9,
+    "ls": "",
+    "marker": "X",
+    "ms": 11.0,
+    "color": "crimson",
+    "mew": 0.0,
+    "alpha": 0.9,
     "zorder": 2.5,
-}  # fmt: skip
+}
 _SKELETONS_ATTR = "_kinetree_skeletons"
 _BOUNDS_ATTR = "_kinetree_bounds"
 
@@ -399,11 +404,16 @@ class _Skeleton:
         V = _view(model, T[:, :3, 3], plane)
         self.lines = [
             _plot(
-                ax, V[chain], "-", color=color, lw=linewidth, solid_capstyle="round",
+                ax,
+                V[chain],
+                "-",
+                color=color,
+                lw=linewidth,
+                solid_capstyle="round",
                 label=label if i == 0 else None,
             )
             for i, chain in enumerate(self.chains)
-        ]  # fmt: skip
+        ]
         self.joints: Any = None
         self.root: Any = None
         self.root_ids: list[int] = []
@@ -452,9 +462,11 @@ def _draw_targets(
     if points.size == 0:
         return
     _plot(
-        ax, _view(model, points, plane), **_TARGET_STYLE,
+        ax,
+        _view(model, points, plane),
+        **_TARGET_STYLE,
         label="target" if len(targets) == 1 else "targets",
-    )  # fmt: skip
+    )
     for t in targets:
         if t.shape == (4, 4):
             for seg, c in zip(_triad_segments(model, t, 1.5 * length, plane), _TRIAD_COLORS):
@@ -503,9 +515,17 @@ def _draw_on(
     if color is None:
         color = _next_color(ax)
     skel = _Skeleton(
-        ax, model, T, plane=plane, color=color, label=label, show_joints=show_joints,
-        frames=frames, triad_length=length, mesh=mesh,
-    )  # fmt: skip
+        ax,
+        model,
+        T,
+        plane=plane,
+        color=color,
+        label=label,
+        show_joints=show_joints,
+        frames=frames,
+        triad_length=length,
+        mesh=mesh,
+    )
     setattr(ax, _SKELETONS_ATTR, [*getattr(ax, _SKELETONS_ATTR, []), skel])
     _draw_targets(ax, model, targets, plane, length)
     _apply_cube(ax)
@@ -566,9 +586,18 @@ def draw(
         _label_axes(ax, model, plane)
     parts = visual_parts(model, meshes) if plane is None else None
     _draw_on(
-        ax, model, model.fk_all(qv), plane, targets=tlist, frames=frame_ids, color=color,
-        label=label, show_joints=show_joints, parts=parts, max_faces=max_faces,
-    )  # fmt: skip
+        ax,
+        model,
+        model.fk_all(qv),
+        plane,
+        targets=tlist,
+        frames=frame_ids,
+        color=color,
+        label=label,
+        show_joints=show_joints,
+        parts=parts,
+        max_faces=max_faces,
+    )
     if label is not None:
         ax.legend(loc="upper left", fontsize="small", framealpha=0.8)
     return ax
@@ -595,17 +624,24 @@ def draw_many(
     _require_matplotlib()
     Q = _check_qs(model, qs)
     if labels is not None and len(labels) != len(Q):
-        raise ShapeError(f"labels must have one entry per configuration ({len(Q)}), "
-                         f"got {len(labels)}")  # fmt: skip
+        raise ShapeError(
+            f"labels must have one entry per configuration ({len(Q)}), got {len(labels)}"
+        )
     tlist = _parse_targets(targets)
     plane = _resolve_plane(model, plane, ax)
     if ax is None:
         ax = _make_axes(_new_figure((6.0, 6.0), plane), plane)
     for i, qv in enumerate(Q):
         draw(
-            model, qv, ax, targets=tlist if i == len(Q) - 1 else None, frames=frames,
-            label=None if labels is None else labels[i], plane=plane, meshes=False,
-        )  # fmt: skip
+            model,
+            qv,
+            ax,
+            targets=tlist if i == len(Q) - 1 else None,
+            frames=frames,
+            label=None if labels is None else labels[i],
+            plane=plane,
+            meshes=False,
+        )
     if title:
         ax.set_title(title)
     if path is not None:
@@ -683,9 +719,18 @@ def side_by_side(
         ax = _make_axes(fig, plane, 1, n, i + 1)
         _label_axes(ax, model, plane)
         _draw_on(
-            ax, model, Ts[i], plane, targets=per_panel[i], frames=frame_ids, color="C0",
-            label=None, show_joints=True, extra_points=all_points, parts=parts,
-        )  # fmt: skip
+            ax,
+            model,
+            Ts[i],
+            plane,
+            targets=per_panel[i],
+            frames=frame_ids,
+            color="C0",
+            label=None,
+            show_joints=True,
+            extra_points=all_points,
+            parts=parts,
+        )
         if titles is not None:
             ax.set_title(titles[i], fontsize=11)
     # Triads can widen one panel's bounds; give every panel the union.
@@ -755,13 +800,15 @@ def plot_convergence(
     for i, (name, values) in enumerate(histories.items()):
         v = np.asarray(values, dtype=np.float64)
         if v.ndim != 1:
-            raise ShapeError(f"history {name!r} must be 1D (one error per iteration), "
-                             f"got shape {v.shape}")  # fmt: skip
+            raise ShapeError(
+                f"history {name!r} must be 1D (one error per iteration), got shape {v.shape}"
+            )
         if log:
             v = np.where(np.isnan(v), v, np.maximum(np.abs(v), floor))
         marker = "o" if len(v) <= 40 else None
-        ax.plot(np.arange(len(v)), v, marker=marker, ms=3.5, lw=1.6, color=f"C{i % 10}",
-                label=str(name))  # fmt: skip
+        ax.plot(
+            np.arange(len(v)), v, marker=marker, ms=3.5, lw=1.6, color=f"C{i % 10}", label=str(name)
+        )
     if log:
         ax.set_yscale("log")
     ax.set_xlabel("iteration")

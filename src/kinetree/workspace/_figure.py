@@ -52,8 +52,15 @@ def plot_reachability(
         u, v = (d for d in range(3) if d != cut)
         sl = np.take(rmap.index, int(np.clip(mid[cut], 0, rmap.shape[cut] - 1)), axis=cut)
         ext = (axes_xyz[u][0] - h, axes_xyz[u][-1] + h, axes_xyz[v][0] - h, axes_xyz[v][-1] + h)
-        image = ax.imshow(sl.T, origin="lower", extent=ext, vmin=0.0, vmax=1.0,
-                          cmap="viridis", interpolation="nearest")  # fmt: skip
+        image = ax.imshow(
+            sl.T,
+            origin="lower",
+            extent=ext,
+            vmin=0.0,
+            vmax=1.0,
+            cmap="viridis",
+            interpolation="nearest",
+        )
         ax.set_title(f"index, {plane} slice at {_NAMES[cut]} = {rmap.center[cut]:.3f} m")
         ax.set_xlabel(f"{_NAMES[u]} [m]")
         ax.set_ylabel(f"{_NAMES[v]} [m]")
@@ -61,8 +68,13 @@ def plot_reachability(
     ax = fig.add_subplot(2, 3, 4)
     sl = np.take(rmap.manipulability, int(np.clip(mid[1], 0, rmap.shape[1] - 1)), axis=1)
     ext = (axes_xyz[0][0] - h, axes_xyz[0][-1] + h, axes_xyz[2][0] - h, axes_xyz[2][-1] + h)
-    mim = ax.imshow(np.ma.masked_equal(sl.T, 0.0), origin="lower", extent=ext, cmap="magma",
-                    interpolation="nearest")  # fmt: skip
+    mim = ax.imshow(
+        np.ma.masked_equal(sl.T, 0.0),
+        origin="lower",
+        extent=ext,
+        cmap="magma",
+        interpolation="nearest",
+    )
     ax.set_title("best manipulability, xz slice")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("z [m]")

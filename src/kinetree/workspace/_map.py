@@ -135,9 +135,13 @@ class ReachabilityMap:
             p = p.with_name(p.name + ".npz")
         p.parent.mkdir(parents=True, exist_ok=True)
         meta = {
-            "format": FORMAT, "resolution": self.resolution, "radius": self.radius,
-            "model": self.model, "frame": self.frame, "settings": self.settings,
-        }  # fmt: skip
+            "format": FORMAT,
+            "resolution": self.resolution,
+            "radius": self.radius,
+            "model": self.model,
+            "frame": self.frame,
+            "settings": self.settings,
+        }
         np.savez_compressed(
             p, meta=np.array(json.dumps(meta)), **{k: getattr(self, k) for k in _ARRAYS}
         )
@@ -158,7 +162,10 @@ def load(path: str | os.PathLike[str]) -> ReachabilityMap:
     if len(shape) != 3 or any(arrays[k].shape != shape for k in ("manipulability", "inside")):
         raise FileFormatError(f"{path}: the grids' shapes disagree")
     return ReachabilityMap(
-        resolution=float(meta["resolution"]), radius=float(meta["radius"]),
-        model=str(meta["model"]), frame=str(meta["frame"]), settings=dict(meta["settings"]),
+        resolution=float(meta["resolution"]),
+        radius=float(meta["radius"]),
+        model=str(meta["model"]),
+        frame=str(meta["frame"]),
+        settings=dict(meta["settings"]),
         **arrays,
-    )  # fmt: skip
+    )

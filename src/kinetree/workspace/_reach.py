@@ -181,8 +181,9 @@ def reachability(
         raise InvalidValueError(f"resolution must be > 0 m, got {resolution!r}")
     frame = frame if frame is not None else model.end_effectors[0]
     model.frame_index(frame)
-    opts = IKOptions(**{"time_budget": None, **ik_options}, restarts=restarts, seed=seed,
-                     active=active)  # fmt: skip
+    opts = IKOptions(
+        **{"time_budget": None, **ik_options}, restarts=restarts, seed=seed, active=active
+    )
     if opts.record or opts.pin or opts.rng is not None:
         raise InvalidValueError("record=, pin= and rng= are not options of a map")
     q_active = model.active_mask(opts.active)
@@ -219,17 +220,25 @@ def reachability(
 
     n = max(1, len(R))
     # One chunk holds at least one voxel's n problems: targets, seeds and results.
-    check_memory(n * 8 * (40 + 4 * model.nq), f"{n:,} orientations per voxel",
-                 "ask for fewer orientations")  # fmt: skip
+    check_memory(
+        n * 8 * (40 + 4 * model.nq), f"{n:,} orientations per voxel", "ask for fewer orientations"
+    )
     per_chunk = max(1, int(chunk_size) // n)
     bounds = chunk_bounds(len(centers), per_chunk)
     handle = shared(model)
     v_active = model.v_of_coordinates(np.flatnonzero(q_active))
     chunks = [
-        (handle, frame, centers[a:b], R, dataclasses.replace(opts, seed=seed + int(a) * n),
-         device, v_active)
+        (
+            handle,
+            frame,
+            centers[a:b],
+            R,
+            dataclasses.replace(opts, seed=seed + int(a) * n),
+            device,
+            v_active,
+        )
         for a, b in pairwise(bounds)
-    ]  # fmt: skip
+    ]
     sizes = (np.diff(bounds) * n).tolist()
     if client is None:
         parts = []
@@ -248,13 +257,28 @@ def reachability(
         best[inside] = np.concatenate([p[1] for p in parts])
         q_best[inside] = np.concatenate([p[2] for p in parts])
     settings = {
-        "restarts": restarts, "seed": seed, "tol": list(opts.tol), "method": opts.method,
-        "time_budget": opts.time_budget, "active": list(opts.active or []),
-        "device": device or "cpu", "where": "local" if client is None else "dask",
-        "problems": int(sum(sizes)), "elapsed": time.perf_counter() - t0,
-    }  # fmt: skip
+        "restarts": restarts,
+        "seed": seed,
+        "tol": list(opts.tol),
+        "method": opts.method,
+        "time_budget": opts.time_budget,
+        "active": list(opts.active or []),
+        "device": device or "cpu",
+        "where": "local" if client is None else "dask",
+        "problems": int(sum(sizes)),
+        "elapsed": time.perf_counter() - t0,
+    }
     return ReachabilityMap(
-        index=index, manipulability=best, q_best=q_best, inside=inside, origin=origin,
-        resolution=float(resolution), center=c, radius=float(radius), orientations=R,
-        model=model.name, frame=frame, settings=settings,
-    )  # fmt: skip
+        index=index,
+        manipulability=best,
+        q_best=q_best,
+        inside=inside,
+        origin=origin,
+        resolution=float(resolution),
+        center=c,
+        radius=float(radius),
+        orientations=R,
+        model=model.name,
+        frame=frame,
+        settings=settings,
+    )

@@ -84,8 +84,9 @@ class DatasetRun:
         for o in self.outcomes:
             name = Path(o.source).name
             if not o.ok or o.quality is None:
-                rows.append(f"| {name} | - | {o.seconds:.2f} | - | - | - | - | - | - | "
-                            f"failed: {o.error} |")  # fmt: skip
+                rows.append(
+                    f"| {name} | - | {o.seconds:.2f} | - | - | - | - | - | - | failed: {o.error} |"
+                )
                 continue
             q = o.quality
             feet = list(q["feet"].values())
@@ -147,10 +148,12 @@ def _one(source: str, output: str) -> ClipOutcome:
         m = retarget_robot(source, _WORKER["robot"], _WORKER["mapping"], **_WORKER["options"])
         save_motion(m, output)
     except Exception as exc:  # a data set lists every failure and goes on
-        return ClipOutcome(source, None, 0, time.perf_counter() - t0,
-                           f"{type(exc).__name__}: {exc}")  # fmt: skip
-    return ClipOutcome(source, output, m.n_frames, time.perf_counter() - t0, None,
-                       m.metadata["quality"])  # fmt: skip
+        return ClipOutcome(
+            source, None, 0, time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
+        )
+    return ClipOutcome(
+        source, output, m.n_frames, time.perf_counter() - t0, None, m.metadata["quality"]
+    )
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,9 @@ def retarget_job(job: Job) -> ClipOutcome:
         _WORKER["mapping"] = job.mapping
         _WORKER["options"] = dict(job.options)
     except Exception as exc:  # a robot that does not load fails its clips, listed
-        return ClipOutcome(job.source, None, 0, time.perf_counter() - t0,
-                           f"{type(exc).__name__}: {exc}")  # fmt: skip
+        return ClipOutcome(
+            job.source, None, 0, time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
+        )
     return _one(job.source, job.output)
 
 
@@ -280,8 +284,9 @@ def retarget_folder(
             _WORKER.update(saved)
     else:
         ctx = multiprocessing.get_context("spawn")  # no fork of a process with threads
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(robot, mapping, options)) as pool:  # fmt: skip
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_init_worker, initargs=(robot, mapping, options)
+        ) as pool:
             outcomes = list(pool.map(_one, *zip(*jobs)))
     return DatasetRun(tuple(outcomes), time.perf_counter() - t0, workers, name, dict(options))
 

@@ -13,8 +13,16 @@ from ...model import Model
 from ...spatial import rot_z
 from ..contacts import contact_intervals
 
-__all__ = ["bend_limb", "drop_to_reach", "hold_feet", "smooth_above", "sole_floor",
-           "sole_height", "sole_points", "untwisted_mean"]  # fmt: skip
+__all__ = [
+    "bend_limb",
+    "drop_to_reach",
+    "hold_feet",
+    "smooth_above",
+    "sole_floor",
+    "sole_height",
+    "sole_points",
+    "untwisted_mean",
+]
 
 #: How far a straight limb is bent in the first guess [rad].
 BEND = 0.5
@@ -163,9 +171,12 @@ def _smoothstep(u: np.ndarray) -> np.ndarray:
 
 
 def hold_feet(
-    T: np.ndarray, contact: np.ndarray, z: float, blend: int,
+    T: np.ndarray,
+    contact: np.ndarray,
+    z: float,
+    blend: int,
     sole: tuple[np.ndarray, np.ndarray] | None = None,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Ankle target poses ``(n, 4, 4)`` held while in contact, blended into and out of
     each hold over ``blend`` frames, never below ``z`` nor, with ``sole`` (the foot's
     points and radii in the ankle frame, :func:`sole_points`), so low that the sole,

@@ -18,6 +18,9 @@
    every joint's change per frame; with ``self_collision`` the frames the cap pushed
    back into a collision are cleared again;
 7. quality numbers (:func:`~.quality.retarget_quality`) in the metadata.
+
+Long because :func:`retarget_robot` is one pipeline with many documented options, and
+its stages share the arrays of one clip; the stages that stand alone live beside it.
 """
 
 from __future__ import annotations
@@ -171,10 +174,17 @@ UP_AXES = tuple(f"{sign}{a}" for sign in ("", "+", "-") for a in "xyz")
 
 
 def _check_options(
-    source: BVHClip | Motion, up: Any, contact_height: Any, contact_speed: Any, smooth: Any,
-    iterations: Any, contacts: Any, skip_calibration: Any, source_scale: Any,
+    source: BVHClip | Motion,
+    up: Any,
+    contact_height: Any,
+    contact_speed: Any,
+    smooth: Any,
+    iterations: Any,
+    contacts: Any,
+    skip_calibration: Any,
+    source_scale: Any,
     max_joint_speed: Any,
-) -> None:  # fmt: skip
+) -> None:
     """:func:`retarget_robot`'s options checked before any work, each error naming its
     argument (and the memory the smoothing would take)."""
     if up is not None and up not in UP_AXES:
@@ -225,9 +235,15 @@ def _collision_margin(self_collision: bool | float | None) -> float | None:
 
 
 def _clear_collisions(
-    robot: Model, tg: RobotTargets, q: np.ndarray, opts: dict[str, Any], margin: float,
-    ignore: tuple[tuple[str, str], ...], max_iter: int, below: float,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    robot: Model,
+    tg: RobotTargets,
+    q: np.ndarray,
+    opts: dict[str, Any],
+    margin: float,
+    ignore: tuple[tuple[str, str], ...],
+    max_iter: int,
+    below: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Re-solve the frames of ``q`` closer than ``below`` [m] with the collision-aware IK
     (keeping ``margin``), each from its own configuration, ``max_iter`` iterations;
     returns the new ``q`` and the frames re-solved."""
@@ -245,8 +261,9 @@ def _clear_collisions(
         if wp > 0 and wr == 0:
             poses = robot.fk(q[hit], f)
             poses[:, :3, 3] = tg.poses[hit, t, :3, 3]
-            targets[f] = Pose(np.ascontiguousarray(poses), position_weight=wp,
-                              orientation_weight=HOLD_ORIENTATION)  # fmt: skip
+            targets[f] = Pose(
+                np.ascontiguousarray(poses), position_weight=wp, orientation_weight=HOLD_ORIENTATION
+            )
     # The base stays where the plain passes put it (its target is then met, and left
     # out): moving the whole body out of a hand-hip collision, the legs following to
     # keep the feet, straightens a knee on one frame and not the next.
@@ -254,8 +271,15 @@ def _clear_collisions(
     o["active"] = [j for k, j in enumerate(robot.joint_names) if k not in set(base.tolist())]
     mask = robot.active_mask(o["active"])
     targets = {f: t for f, t in targets.items() if moved_by(robot, f, mask)}
-    r = robot.ik(targets, q0=q[hit], max_iter=max_iter, self_collision=True, margin=margin,
-                 ignore=ignore, **o)  # fmt: skip
+    r = robot.ik(
+        targets,
+        q0=q[hit],
+        max_iter=max_iter,
+        self_collision=True,
+        margin=margin,
+        ignore=ignore,
+        **o,
+    )
     out = q.copy()
     out[hit] = r.q
     return out, hit
@@ -329,8 +353,18 @@ def retarget_robot(
     """
     t0 = time.perf_counter()
     source = _source_clip(clip)
-    _check_options(source, up, contact_height, contact_speed, smooth, iterations, contacts,
-                   skip_calibration, source_scale, max_joint_speed)  # fmt: skip
+    _check_options(
+        source,
+        up,
+        contact_height,
+        contact_speed,
+        smooth,
+        iterations,
+        contacts,
+        skip_calibration,
+        source_scale,
+        max_joint_speed,
+    )
     margin = _collision_margin(self_collision)
     robot_model = robot if isinstance(robot, Model) else load_robot(robot)
     free = free_joint_of(robot_model)
@@ -350,15 +384,28 @@ def retarget_robot(
         src = SourceFrames(src.names, src.T[1:], src.T_rest, src.fps, src.scale, src.unit, src.R)
         dropped = [0]
     if smooth > 0:
-        src = SourceFrames(src.names, _smooth(src.T, smooth * src.fps), src.T_rest, src.fps,
-                           src.scale, src.unit, src.R)  # fmt: skip
+        src = SourceFrames(
+            src.names,
+            _smooth(src.T, smooth * src.fps),
+            src.T_rest,
+            src.fps,
+            src.scale,
+            src.unit,
+            src.R,
+        )
     pairs = {j: mp.pairs[j] for j in joints}
     t1 = time.perf_counter()
     tg = build_targets(
-        src, pairs, mp.roles, _parents(source_model, mp), robot_model,
-        contacts=contacts, contact_height=contact_height, contact_speed=contact_speed,
+        src,
+        pairs,
+        mp.roles,
+        _parents(source_model, mp),
+        robot_model,
+        contacts=contacts,
+        contact_height=contact_height,
+        contact_speed=contact_speed,
         offsets=mp.offsets,
-    )  # fmt: skip
+    )
     t2 = time.perf_counter()
     targets = _ik_targets(tg)
     opts: dict[str, Any] = {
@@ -374,14 +421,16 @@ def retarget_robot(
         q, its = r.q, np.asarray(r.iterations)
     t3 = time.perf_counter()
     if iterations[1] > 0:
-        r = robot_model.ik(targets, q0=_neighbour_median(robot_model, q),
-                           max_iter=iterations[1], **opts)  # fmt: skip
+        r = robot_model.ik(
+            targets, q0=_neighbour_median(robot_model, q), max_iter=iterations[1], **opts
+        )
         q, its = r.q, its + np.asarray(r.iterations)
     resolved = np.zeros(0, dtype=np.int64)
     if margin is not None:
         ignore = rest_overlaps(robot_model)
-        q, resolved = _clear_collisions(robot_model, tg, q, opts, margin, ignore,
-                                        COLLISION_ITERATIONS, margin)  # fmt: skip
+        q, resolved = _clear_collisions(
+            robot_model, tg, q, opts, margin, ignore, COLLISION_ITERATIONS, margin
+        )
     t4 = time.perf_counter()
     base = robot_model.joint_indices(free)
     if isinstance(max_joint_speed, str):
@@ -409,8 +458,9 @@ def retarget_robot(
         # each round, then capped again; the last word is the collision pass's (a
         # capped frame may then exceed a speed limit, which the quality numbers count).
         for k in range(RECHECKS + 1):
-            q, again = _clear_collisions(robot_model, tg, q, opts, margin, ignore,
-                                         COLLISION_ITERATIONS << (k + 1), 0.0)  # fmt: skip
+            q, again = _clear_collisions(
+                robot_model, tg, q, opts, margin, ignore, COLLISION_ITERATIONS << (k + 1), 0.0
+            )
             resolved = np.union1d(resolved, again)
             if again.size == 0 or k == RECHECKS:
                 break
@@ -454,14 +504,21 @@ def retarget_robot(
     }
     points = tg.poses[:, [t for t, w in enumerate(tg.weights) if w[0] > 0]][..., :3, 3]
     motion = Motion(
-        model=robot_model, q=q, fps=src.fps, targets=points,
+        model=robot_model,
+        q=q,
+        fps=src.fps,
+        targets=points,
         name=name if name is not None else source_model.name,
         metadata={"retarget": info},
-    )  # fmt: skip
+    )
     quality = retarget_quality(motion)
     info["timing"]["quality"] = time.perf_counter() - t5
     info["timing"]["total"] = time.perf_counter() - t0
     return Motion(
-        model=robot_model, q=motion.q, fps=motion.fps, targets=motion.targets, name=motion.name,
+        model=robot_model,
+        q=motion.q,
+        fps=motion.fps,
+        targets=motion.targets,
+        name=motion.name,
         metadata={"retarget": info, "quality": quality},
-    )  # fmt: skip
+    )

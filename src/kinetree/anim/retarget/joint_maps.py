@@ -41,10 +41,18 @@ def _sided(table: Mapping[str, str], left: str, right: str) -> dict[str, str]:
 
 
 _MIXAMO_LIKE = {
-    "pelvis": "Hips", "neck": "Neck", "head": "Head", "clavicle": "{side}Shoulder",
-    "shoulder": "{side}Arm", "elbow": "{side}ForeArm", "wrist": "{side}Hand",
-    "hip": "{side}UpLeg", "knee": "{side}Leg", "ankle": "{side}Foot", "toe": "{side}ToeBase",
-}  # fmt: skip
+    "pelvis": "Hips",
+    "neck": "Neck",
+    "head": "Head",
+    "clavicle": "{side}Shoulder",
+    "shoulder": "{side}Arm",
+    "elbow": "{side}ForeArm",
+    "wrist": "{side}Hand",
+    "hip": "{side}UpLeg",
+    "knee": "{side}Leg",
+    "ankle": "{side}Foot",
+    "toe": "{side}ToeBase",
+}
 #: Source skeletons: role -> joint name. A name matches with or without an exporter's
 #: prefix (``mixamorig:Hips`` is ``Hips``).
 SKELETON_MAPS: dict[str, dict[str, str]] = {
@@ -295,8 +303,12 @@ def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
         pairs, roles = _join(src, dst)
         offsets = limb_roots(robot, dst) if table is None else {}
         robot_how = f"robot table {table[0]!r}" if table is not None else "robot parts by name"
-        report = "\n".join([f"skeleton table {mapping!r} joined with {robot_how}",
-                             *(_offset_line(f, o) for f, o in offsets.items())])  # fmt: skip
+        report = "\n".join(
+            [
+                f"skeleton table {mapping!r} joined with {robot_how}",
+                *(_offset_line(f, o) for f, o in offsets.items()),
+            ]
+        )
         out = RetargetMap(pairs, roles, report, offsets)
     elif isinstance(mapping, Mapping):
         pairs = {}

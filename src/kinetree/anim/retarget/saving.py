@@ -61,11 +61,16 @@ def save_motion(motion: Motion, path: str | os.PathLike[str]) -> Path:
             }
             mp = info.get("map")
             np.savez_compressed(
-                p, q=motion.q, fps=motion.fps, frame_time=motion.frame_time,
-                joint_names=np.array(motion.model.joint_names), robot=motion.model.name,
+                p,
+                q=motion.q,
+                fps=motion.fps,
+                frame_time=motion.frame_time,
+                joint_names=np.array(motion.model.joint_names),
+                robot=motion.model.name,
                 quality=json.dumps(_jsonable(motion.metadata.get("quality", {}))),
-                map=json.dumps(dict(mp.pairs) if mp is not None else {}), **extra,
-            )  # fmt: skip
+                map=json.dumps(dict(mp.pairs) if mp is not None else {}),
+                **extra,
+            )
         elif suffix == ".csv":
             table = np.column_stack([motion.times, motion.q])
             header = ",".join(["time", *motion.model.joint_names])

@@ -167,8 +167,9 @@ def prepare_source(
         u = np.zeros(3)
         u[axes[key]] = -1.0 if up.startswith("-") else 1.0
     else:
-        top = next((rest(r) for r in ("head", "neck", "chest", "spine") if rest(r) is not None),
-                   None)  # fmt: skip
+        top = next(
+            (rest(r) for r in ("head", "neck", "chest", "spine") if rest(r) is not None), None
+        )
         if top is not None:
             u = top - pelvis
         else:
@@ -191,8 +192,11 @@ def prepare_source(
         forward = np.array([1.0, 0.0, 0.0])
     R = _yaw_to_x(forward) @ R_up
     if scale is None:
-        low = [float((R @ p)[2]) for r in ("ankle_l", "ankle_r", "toe_l", "toe_r")
-               if (p := rest(r)) is not None]  # fmt: skip
+        low = [
+            float((R @ p)[2])
+            for r in ("ankle_l", "ankle_r", "toe_l", "toe_r")
+            if (p := rest(r)) is not None
+        ]
         high = [float((R @ p)[2]) for r in ("head", "neck", "chest") if (p := rest(r)) is not None]
         if not low or not high:
             raise InvalidValueError(
@@ -244,8 +248,14 @@ def source_in_robot_world(source: BVHClip | Motion, motion: Motion) -> Motion:
     A[:2, 3] = -np.asarray(info["source_pelvis"])[0, :2]
     origin[0] = A @ origin[0]
     neutral = np.where(prismatic, model.q_neutral * s, model.q_neutral)
-    shown = dataclasses.replace(model, origin=origin, q_offset=q_offset, q_neutral=neutral,
-                                units="m", metadata={**model.metadata, "up": "z"})  # fmt: skip
+    shown = dataclasses.replace(
+        model,
+        origin=origin,
+        q_offset=q_offset,
+        q_neutral=neutral,
+        units="m",
+        metadata={**model.metadata, "up": "z"},
+    )
     low = shown.fk_all(q)[:, :, 2, 3].min(axis=1)
     origin = origin.copy()  # the model froze it
     origin[0, 2, 3] -= float(np.percentile(low, 2.0))

@@ -128,8 +128,14 @@ def _weights(role: str | None) -> tuple[float, float]:
 class _Builder:
     """The pieces of :func:`build_targets`, sharing the rest poses of both sides."""
 
-    def __init__(self, src: SourceFrames, pairs: Mapping[str, str], roles: Mapping[str, str],
-                 robot: Model, offsets: Mapping[str, tuple[float, float, float]]):  # fmt: skip
+    def __init__(
+        self,
+        src: SourceFrames,
+        pairs: Mapping[str, str],
+        roles: Mapping[str, str],
+        robot: Model,
+        offsets: Mapping[str, tuple[float, float, float]],
+    ):
         self.src, self.pairs, self.roles, self.robot = src, pairs, roles, robot
         self.n = src.T.shape[0]
         self.q_rest = robot.neutral()
@@ -319,11 +325,18 @@ def build_targets(
     T_pelvis[:, 3, 3] = 1.0
     T_pelvis[:, :3, :3], T_pelvis[:, :3, 3] = R_t[pelvis], P_t[pelvis]
     return RobotTargets(
-        frames=tuple(frames), poses=np.stack(poses, axis=1), weights=np.array(weights),
-        q_init=b.first_guess(T_pelvis), contacts={pairs[a]: c for a, c in contact_of.items()},
-        s_leg=s_leg, segment_scale=scale, ground=ground, pelvis_drop=drop, soles=soles,
+        frames=tuple(frames),
+        poses=np.stack(poses, axis=1),
+        weights=np.array(weights),
+        q_init=b.first_guess(T_pelvis),
+        contacts={pairs[a]: c for a, c in contact_of.items()},
+        s_leg=s_leg,
+        segment_scale=scale,
+        ground=ground,
+        pelvis_drop=drop,
+        soles=soles,
         left_out=left_out,
-    )  # fmt: skip
+    )
 
 
 def _rigid_points(

@@ -71,10 +71,14 @@ class CollisionAvoidanceLimit(Limit):
             t = cm.tables(self.obstacles, self.self_collision, self.ignore)
             n_pairs = t.pairs.shape[0]
             scratch = (
-                np.empty((model.n_nodes, 3, 4)), np.empty((t.spheres.shape[0], 4)),
-                np.empty((n_pairs, OUT_SIZE)), np.empty((6, model.nv)), np.empty(model.nv),
-                np.empty((n_pairs, model.nv)), np.empty(n_pairs),
-            )  # fmt: skip
+                np.empty((model.n_nodes, 3, 4)),
+                np.empty((t.spheres.shape[0], 4)),
+                np.empty((n_pairs, OUT_SIZE)),
+                np.empty((6, model.nv)),
+                np.empty(model.nv),
+                np.empty((n_pairs, model.nv)),
+                np.empty(n_pairs),
+            )
             self._ready = (id(model), t, scratch)
         return self._ready[1], self._ready[2]
 
@@ -84,10 +88,26 @@ class CollisionAvoidanceLimit(Limit):
         t, (W, C, out, J, grad, G, h) = self._scene(model)
         fdata, idata = packed(model)
         k = _kernels.collision_rows(
-            np.require(q, np.float64, ("C", "W")), fdata, idata, t.nodes, t.spheres, t.links,
-            t.obstacles, t.obstacle_data, t.pairs, self.detection_distance,
-            self.margin + BUFFER, self.gain, W, C, out, J, grad, G, h,
-        )  # fmt: skip
+            np.require(q, np.float64, ("C", "W")),
+            fdata,
+            idata,
+            t.nodes,
+            t.spheres,
+            t.links,
+            t.obstacles,
+            t.obstacle_data,
+            t.pairs,
+            self.detection_distance,
+            self.margin + BUFFER,
+            self.gain,
+            W,
+            C,
+            out,
+            J,
+            grad,
+            G,
+            h,
+        )
         return out, int(k)
 
     def inequalities(

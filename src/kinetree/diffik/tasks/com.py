@@ -24,9 +24,12 @@ class ComTask(Task):
     goal = True
 
     def __init__(
-        self, target: ArrayLike | None = None, cost: ArrayLike = 1.0, gain: float = 1.0,
+        self,
+        target: ArrayLike | None = None,
+        cost: ArrayLike = 1.0,
+        gain: float = 1.0,
         lm_damping: float = 0.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.cost = check_cost(cost, "cost", 3)
         self.gain = check_gain(gain)
         self.lm_damping = self._check_lm(lm_damping)

@@ -41,9 +41,11 @@ class FrameTask(Task):
             raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
         self.frame = frame
         self.cost = np.concatenate(
-            [check_cost(position_cost, "position_cost", 3),
-             check_cost(orientation_cost, "orientation_cost", 3)]
-        )  # fmt: skip
+            [
+                check_cost(position_cost, "position_cost", 3),
+                check_cost(orientation_cost, "orientation_cost", 3),
+            ]
+        )
         self.gain = check_gain(gain)
         self.lm_damping = self._check_lm(lm_damping)
         self.target: np.ndarray | None = None
@@ -75,8 +77,13 @@ class FrameTask(Task):
             raise InvalidValueError(f"FrameTask on {self.frame!r} has no target; set_target()")
         if self._scratch is None or self._scratch[0] is not model:
             node = model.frame_index(self.frame)
-            self._scratch = (model, node, needed_nodes(model, (node,)),
-                             np.empty((model.n_nodes, 3, 4)), np.empty((3, 3)))  # fmt: skip
+            self._scratch = (
+                model,
+                node,
+                needed_nodes(model, (node,)),
+                np.empty((model.n_nodes, 3, 4)),
+                np.empty((3, 3)),
+            )
         _, node, nodes, W, M = self._scratch
         fdata, idata = packed(model)
         e = np.empty(6)

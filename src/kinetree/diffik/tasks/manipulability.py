@@ -27,9 +27,13 @@ class ManipulabilityTask(Task):
     """
 
     def __init__(
-        self, frame: str, cost: float = 1e-2, minimum: float | None = None, gain: float = 1.0,
+        self,
+        frame: str,
+        cost: float = 1e-2,
+        minimum: float | None = None,
+        gain: float = 1.0,
         rows: str = "all",
-    ) -> None:  # fmt: skip
+    ) -> None:
         if not isinstance(frame, str) or not frame:
             raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
         if rows not in ROWS:

@@ -22,9 +22,12 @@ class PostureTask(Task):
     """
 
     def __init__(
-        self, target: ArrayLike | None = None, cost: ArrayLike = 1e-3, gain: float = 1.0,
+        self,
+        target: ArrayLike | None = None,
+        cost: ArrayLike = 1e-3,
+        gain: float = 1.0,
         lm_damping: float = 0.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._cost = cost
         self.gain = check_gain(gain)
         self.lm_damping = self._check_lm(lm_damping)
@@ -37,8 +40,9 @@ class PostureTask(Task):
         if self.target is None:
             return model.neutral()
         if self.target.shape != (model.nq,):
-            raise ShapeError(f"PostureTask target must have shape ({model.nq},), "
-                             f"got {self.target.shape}")  # fmt: skip
+            raise ShapeError(
+                f"PostureTask target must have shape ({model.nq},), got {self.target.shape}"
+            )
         return self.target
 
     def set_target(self, target: ArrayLike) -> None:
