@@ -53,11 +53,16 @@ def interleaved(variants: dict[str, Callable[[int], object]], n: int, rounds: in
 
 def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: int) -> None:
     """The prebuilt call against its compiled driver alone, and the steps between."""
-    from kinetree.ik import solve as S
+    import importlib
+
+    S = importlib.import_module("kinetree.ik.solve")  # the module, not ik.solve()
 
     q0 = model.neutral()
     model.ik(T[0], q0=q0, options=opts)
-    plan = S._LAST_SINGLE[0][3]
+    if hasattr(S, "_PLANS"):
+        plan = S._PLANS[(id(model), id(opts), None)][2]
+    else:  # before the plans by identity
+        plan = S._LAST_SINGLE[0][3]
     if plan is None:
         print("no single-pose plan (driver not compiled?)")
         return

@@ -63,7 +63,7 @@ def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], _Never]]:
         monkeypatch.setenv(C.TIERED_ENV, "1")
         # A process never sees a compiled driver become uncompiled: forget the plan of
         # the last single pose, which is made only once its driver has run.
-        sys.modules["kinetree.ik.solve"]._LAST_SINGLE[0] = (None,) * 4
+        sys.modules["kinetree.ik.solve"].forget_plans()
         proc = _Never()
         for k in _kernels():
             C._SEEN.discard(id(k))
@@ -195,18 +195,18 @@ def _env(cache: Path) -> dict[str, str]:
 def test_the_detached_compile_fills_the_cache_and_drops_its_lock(tmp_path: Path) -> None:
     from numba import typeof
 
-    from kinetree.ik import _tasks
+    from kinetree.ik import _random
 
     lock = tmp_path / "rand01.compiling"
     lock.write_text(str(os.getpid()))
     sig = (typeof(np.zeros(1, np.uint64)),)
-    payload = pickle.dumps(((_tasks.__name__, "rand01", None), sig, str(lock)))
+    payload = pickle.dumps(((_random.__name__, "rand01", None), sig, str(lock)))
     subprocess.run(
         [sys.executable, "-c", "from kinetree._compile import _compile_child as c; c()"],
         input=payload, env=_env(tmp_path), check=True, timeout=300,
     )  # fmt: skip
     assert not lock.exists()
-    assert list(tmp_path.rglob("_tasks.rand01-*.nbi")) and list(tmp_path.rglob("*.nbc"))
+    assert list(tmp_path.rglob("_random.rand01-*.nbi")) and list(tmp_path.rglob("*.nbc"))
 
 
 def test_a_cold_process_solves_interpreted_while_a_child_compiles(tmp_path: Path) -> None:

@@ -424,14 +424,17 @@ _RESOLVED: dict[Any, IKOptions] = {}
 RESOLVED_SIZE = 1024
 _SCALARS = frozenset({float, int, bool, str, type(None)})
 _MISSING = object()
-#: The last keyword options and their IKOptions, as ``(((name, value, copy), ...), opts)``:
+#: The last keyword options and their IKOptions, as ``(options, values, copies, opts)``:
 #: a loop that passes the same objects again (``tol=1e-6`` is one constant object,
-#: ``active=names`` one list) is answered by identity plus, for a list, tuple or array,
-#: a comparison with the copy taken when it was resolved (it may have been changed in
-#: place since). ``copy`` is None for an immutable scalar. One tuple, read and replaced
-#: whole: a thread never pairs its own items with the options another thread remembered.
-_LAST: list[tuple[tuple[tuple[str, Any, Any], ...], IKOptions]] = [((), DEFAULT_OPTIONS)]
+#: ``active=names`` one list) is answered by identity, plus, for each list, tuple or array
+#: among the values, a comparison with the copy taken when it was resolved (it may have
+#: been changed in place since). One tuple, read and replaced whole: a thread never
+#: pairs its own values with the options another thread remembered meanwhile.
+_LAST: list[tuple[dict[str, Any], tuple[Any, ...], tuple[Any, ...], IKOptions]] = [
+    ({}, (), (), DEFAULT_OPTIONS)
+]
 _SEQUENCES = (list, tuple)
+_STR = frozenset({str})
 
 
 def resolve(options: Mapping[str, Any]) -> IKOptions:
@@ -440,11 +443,16 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
     prebuilt :class:`IKOptions` costs (``benchmarks/percall.py``)."""
     if not options:
         return DEFAULT_OPTIONS
-    last, last_opts = _LAST[0]
-    if len(last) == len(options):
-        for k, v, copy in last:
-            w = options.get(k, _MISSING)
-            if w is not v or (copy is not None and not _unchanged(w, copy)):
+    last, values, copies, last_opts = _LAST[0]
+    # Equality first (one C call, identity shortcut per value), then identity proper:
+    # 1, 1.0 and True are equal but validate differently.
+    try:
+        same = options == last and all(map(operator.is_, options.values(), values))
+    except ValueError:  # arrays compared by value: not the same objects anyway
+        same = False
+    if same:
+        for value, copy, of_names in copies:
+            if value != copy if of_names else not _unchanged(value, copy):
                 break
         else:
             return last_opts
@@ -472,32 +480,33 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
 
 
 def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
-    """Keep ``options`` for the identity check of :func:`resolve`: immutable scalars as
-    they are, sequences of them and numeric arrays with a copy of their content."""
-    items = []
-    for k, v in options.items():
+    """Keep ``options`` for the identity check of :func:`resolve`: immutable scalars and
+    tuples of them as they are, lists of them and small numeric arrays with a copy of
+    their content."""
+    copies = []
+    for v in options.values():
         t = type(v)
         if t in _SCALARS:
-            items.append((k, v, None))
-        elif t in _SEQUENCES and set(map(type, v)) <= _SCALARS:
-            items.append((k, v, (t, tuple(v))))
+            continue
+        if t in _SEQUENCES and set(map(type, v)) <= _SCALARS:
+            if t is list:
+                # Names compare by equality (one type); numbers element by element by
+                # identity: 1, 1.0 and True compare equal but validate differently.
+                copies.append((v, list(v), set(map(type, v)) <= _STR))
         elif t is np.ndarray and v.dtype.kind in "biuf" and v.size <= 4096:
-            items.append((k, v, (t, v.shape, v.dtype, v.tobytes())))
+            copies.append((v, (v.shape, v.dtype, v.tobytes()), False))
         else:
             return  # a generator, a callable, an object array: not remembered by identity
-    _LAST[0] = (tuple(items), opts)
+    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts)
 
 
-def _unchanged(value: Any, copy: tuple[Any, ...]) -> bool:
-    """Whether ``value`` (the object remembered with ``copy``) still holds that content."""
-    if copy[0] is np.ndarray:
+def _unchanged(value: Any, copy: Any) -> bool:
+    """Whether a remembered list of numbers or array still holds the content copied."""
+    if type(value) is np.ndarray:  # copy: (shape, dtype, bytes)
         return bool(
-            value.shape == copy[1] and value.dtype == copy[2] and value.tobytes() == copy[3]
+            value.shape == copy[0] and value.dtype == copy[1] and value.tobytes() == copy[2]
         )
-    old = copy[1]
-    # Element by element by identity: every element is an immutable scalar, and 1, 1.0
-    # and True compare equal but validate differently.
-    return len(value) == len(old) and all(map(operator.is_, value, old))
+    return len(value) == len(copy) and all(map(operator.is_, value, copy))
 
 
 def _freeze(value: Any) -> Any:
@@ -516,6 +525,3 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return ("seq", tuple([_freeze(v) for v in value]))
     return (t, value)
-
-
-_STR = frozenset({str})

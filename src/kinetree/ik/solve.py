@@ -85,8 +85,11 @@ def solve(
 
         target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
     if type(target) is np.ndarray and target.shape == (4, 4):
-        last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
-        plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
+        plan = None
+        if frame is None or type(frame) is str:
+            hit = _PLANS.get((id(model), id(opts), frame))
+            if hit is not None and hit[0] is model and hit[1] is opts:
+                plan = hit[2]
         if plan is None:
             plan = _single_plan(model, frame, opts)
         if plan is not None:
@@ -101,6 +104,10 @@ def solve(
     if method in KERNEL_METHODS and not opts.record:
         if type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4):
             return _solve_poses(model, frame, opts, target, q0, t0)
+        if type(target) is dict and frame is None and 0 < len(target) <= _PLAIN_DICT_MAX:
+            result = _solve_plain_dict(model, target, opts, q0, t0)
+            if result is not None:
+                return result
         if type(target) is Position:
             row = encode_plain(target)
             if row is not None:
@@ -194,6 +201,55 @@ def _plain_template(
     return tpl
 
 
+#: Dicts of up to this many plain targets take :func:`_solve_plain_dict`.
+_PLAIN_DICT_MAX = 64
+
+
+def _solve_plain_dict(
+    model: Model, target: dict[Any, Any], opts: IKOptions, q0: Any, t0: float
+) -> IKResult | None:
+    """``{frame: plain Pose or Position}`` (no masks, weights or offsets; several
+    effectors of a whole body) straight into the kernels: the same template and rows as
+    :func:`~.problem.build_problem` makes, without its general assembly. None when a
+    target needs the general path."""
+    rows = []
+    kinds = []
+    for value in target.values():
+        row = encode_plain(value)
+        if row is None:
+            return None
+        rows.append(row)
+        kinds.append(type(value) is Position)
+    key = (tuple(target), tuple(kinds))
+    last = _LAST_DICT[0]
+    if last[0] is model and last[1] is opts and last[2] == key:
+        tpl = last[3]
+    else:
+        if not all(type(name) is str for name in key[0]):
+            return None  # the general path says what a key must be
+        cache = _PLAIN.get(model)
+        if cache is None:
+            cache = _PLAIN[model] = {}
+        full = (key, opts.layout_key())
+        tpl = cache.get(full)
+        if tpl is None:
+            T = len(rows)
+            weights = np.stack([_POSITION_WEIGHTS[0] if k else _POSE_WEIGHTS[0] for k in kinds])
+            tpl = template(model, key[0], (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
+                           opts.layout_key())  # fmt: skip
+            if len(cache) >= 64:
+                cache.clear()
+            cache[full] = tpl
+        _LAST_DICT[0] = (model, opts, key, tpl)
+    targets = np.stack(rows).reshape(1, len(rows), L.TARGET_SIZE)
+    return run(tpl, targets, _q0_rows(model, q0, 1), (), opts, t0)
+
+
+#: The last plain dict's template: (model, opts, (frames, kinds), template), read and
+#: replaced whole.
+_LAST_DICT: list[tuple[Any, ...]] = [(None, None, None, None)]
+
+
 class _Single:
     """One plain pose target on one frame, solved by an already compiled driver: what
     :func:`run` and :func:`single_result` look up per call, looked up once per (model,
@@ -233,9 +289,19 @@ class _Single:
         return single_result(self.tpl, out[0], nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
 
 
-#: The last single-pose plan: one tuple (model, opts, frame, plan), matched by identity,
-#: read and replaced whole (thread-safe under the GIL).
-_LAST_SINGLE: list[tuple[Any, ...]] = [(None, None, None, None)]
+#: Single-pose plans by identity: ``(id(model), id(opts), frame) -> (model, opts, plan)``.
+#: An entry holds its model and options, so their ids are not reused while it lives, and
+#: a hit is checked by ``is``. A few call sites with options of their own (equal options
+#: built apart are distinct objects) each keep their plan; equal options would otherwise
+#: be compared field by field on every call.
+_PLANS: dict[tuple[int, int, str | None], tuple[Model, IKOptions, _Single]] = {}
+#: Plans kept at most (then all forgotten at once).
+PLANS_SIZE = 32
+
+
+def forget_plans() -> None:
+    """Drop every single-pose plan (a test that makes drivers count as uncompiled)."""
+    _PLANS.clear()
 
 
 def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | None:
@@ -255,7 +321,9 @@ def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | 
     if not compiled(kernel):
         return None
     plan = _Single(tpl, kernel, opts)
-    _LAST_SINGLE[0] = (model, opts, frame, plan)
+    if len(_PLANS) >= PLANS_SIZE:
+        _PLANS.clear()
+    _PLANS[(id(model), id(opts), frame)] = (model, opts, plan)
     return plan
 
 
