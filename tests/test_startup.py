@@ -258,3 +258,17 @@ def test_warmup_compiles_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(W, "_warm", lambda methods, verbose: seen.append(os.environ[C.TIERED_ENV]))
     W.warmup(("auto",), verbose=False)
     assert seen == ["0"] and os.environ[C.TIERED_ENV] == "1"
+
+
+def test_warmup_covers_the_whole_body_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body with cone-limited ball joints (BVH characters, the humanoid) solves with
+    the swing-twist driver: ``kinetree warmup`` leaves it compiled too, so the first
+    whole-body solve of a process loads it instead of compiling it."""
+    monkeypatch.setenv(C.TIERED_ENV, "0")
+    W._warm_whole_body(verbose=False)
+    assert C.compiled(driver("dls", True))
+    body = kinetree.models.humanoid()
+    q = body.neutral()
+    targets = {f: kinetree.Pose(body.fk(q, f)) for f in body.end_effectors[:4]}
+    r = body.ik(targets, q0=q, max_iter=0)  # starts on target: solved by FK alone
+    assert r.success and np.all(r.position_error <= 1e-6)

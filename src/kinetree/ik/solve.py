@@ -166,7 +166,6 @@ def _with_pins(
 
 _POSE_WEIGHTS = np.ones((1, 6))
 _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
-_NO_POINT = np.zeros((1, 3))
 _PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
 _NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
 #: The last plain template handed out, by identity of model and options: one tuple
@@ -183,21 +182,32 @@ def _plain_template(
     last = _LAST_PLAIN[0]
     if last[0] is model and last[1] is opts and last[2] is frame and last[3] is position:
         return last[4]  # a control loop or animation repeats the same call
+    if frame is not None and not isinstance(frame, str):
+        raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
+    name = frame if frame is not None else model.end_effectors[0]
+    tpl = _kept_template(model, (name,), (position,), opts)
+    _LAST_PLAIN[0] = (model, opts, frame, position, tpl)
+    return tpl
+
+
+def _kept_template(
+    model: Model, frames: tuple[str, ...], positions: tuple[bool, ...], opts: IKOptions
+) -> Template:
+    """The template of plain targets on ``frames`` (a position target where
+    ``positions`` says so, else a pose), kept per model, frames and options."""
     cache = _PLAIN.get(model)
     if cache is None:
         cache = _PLAIN[model] = {}
-    key = (frame, position, opts.layout_key())
+    key = (frames, positions, opts.layout_key())
     tpl = cache.get(key)
     if tpl is None:
-        if frame is not None and not isinstance(frame, str):
-            raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
-        name = frame if frame is not None else model.end_effectors[0]
-        weights = _POSITION_WEIGHTS if position else _POSE_WEIGHTS
-        tpl = template(model, (name,), (L.KIND_FRAME,), weights, _NO_POINT, opts.layout_key())
+        T = len(frames)
+        weights = np.stack([_POSITION_WEIGHTS[0] if p else _POSE_WEIGHTS[0] for p in positions])
+        tpl = template(model, frames, (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
+                       opts.layout_key())  # fmt: skip
         if len(cache) >= 64:
             cache.clear()
         cache[key] = tpl
-    _LAST_PLAIN[0] = (model, opts, frame, position, tpl)
     return tpl
 
 
@@ -227,19 +237,7 @@ def _solve_plain_dict(
     else:
         if not all(type(name) is str for name in key[0]):
             return None  # the general path says what a key must be
-        cache = _PLAIN.get(model)
-        if cache is None:
-            cache = _PLAIN[model] = {}
-        full = (key, opts.layout_key())
-        tpl = cache.get(full)
-        if tpl is None:
-            T = len(rows)
-            weights = np.stack([_POSITION_WEIGHTS[0] if k else _POSE_WEIGHTS[0] for k in kinds])
-            tpl = template(model, key[0], (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
-                           opts.layout_key())  # fmt: skip
-            if len(cache) >= 64:
-                cache.clear()
-            cache[full] = tpl
+        tpl = _kept_template(model, key[0], key[1], opts)
         _LAST_DICT[0] = (model, opts, key, tpl)
     targets = np.stack(rows).reshape(1, len(rows), L.TARGET_SIZE)
     return run(tpl, targets, _q0_rows(model, q0, 1), (), opts, t0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,13 +114,7 @@ def zxx_arm(
     return b.build()
 
 
-def seed003_arm(
-    L1: float = 0.10,
-    L2: float = 0.05,
-    L3: float = 0.20,
-    L4: float = 0.15,
-    base: Sequence[float] = (0.0, 0.0, 0.0),
-) -> Model:
+def seed003_arm(*args: Any, **kwargs: Any) -> Model:
     """Deprecated name of :func:`zxx_arm` (kept for one release)."""
     warnings.warn("kinetree.models.seed003_arm is now zxx_arm", DeprecationWarning, stacklevel=2)
-    return zxx_arm(L1, L2, L3, L4, base)
+    return zxx_arm(*args, **kwargs)
