@@ -70,7 +70,7 @@ def test_models_lists_every_builtin() -> None:
         assert ", ".join(m.end_effectors) in row
     # One-line descriptions from the factory docstrings.
     assert "Franka Emika Panda" in r.stdout
-    assert "Seed 003's 3-DoF manipulator" in r.stdout
+    assert "3-DoF manipulator of seed 003" in r.stdout
     assert ":func:" not in r.stdout and "``" not in r.stdout
 
 

@@ -189,3 +189,19 @@ def test_seed_document_names_retired_with_aliases() -> None:
         old_rows = ik_seed003(0.10, 0.05, 0.20, 0.15, (0, 0, 0), p)
     np.testing.assert_array_equal(old_rows, ik_zxx_arm(0.10, 0.05, 0.20, 0.15, (0, 0, 0), p))
     assert any(np.allclose(new.fk(r)[:3, 3], p, atol=1e-9) for r in new.ik_all(p))
+
+
+def test_single_pose_plan_shared_by_threads(panda: Model) -> None:
+    """The single-pose plan reuses its scratch in the thread that made it; other threads
+    (the driver runs without the GIL) get their own, and every answer is the one a lone
+    call gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    opts = IKOptions(tol=1e-6, time_budget=None, restarts=3)
+    T = panda.fk(panda.random_configuration(40, rng=9))
+    panda.ik(T[0], options=opts)  # the plan, made here
+    alone = [panda.ik(t, options=opts).q for t in T]
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda t: panda.ik(t, options=opts).q, list(T) * 3))
+    for k, q in enumerate(shared):
+        np.testing.assert_array_equal(q, alone[k % len(T)])

@@ -483,7 +483,7 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
     """Keep ``options`` for the identity check of :func:`resolve`: immutable scalars and
     tuples of them as they are, lists of them and small numeric arrays with a copy of
     their content."""
-    copies = []
+    copies: list[tuple[Any, Any, bool]] = []
     for v in options.values():
         t = type(v)
         if t in _SCALARS:

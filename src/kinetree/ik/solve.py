@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import weakref
 from typing import Any
@@ -256,7 +257,7 @@ class _Single:
     the driver where the general one spends 5 (``docs/benchmarks.md``)."""
 
     __slots__ = ("fbuf", "ibuf", "kernel", "neutral", "nq", "opts", "scratch", "seed", "shape",
-                 "tpl")  # fmt: skip
+                 "thread", "tpl", "work")  # fmt: skip
 
     def __init__(self, tpl: Template, kernel: Any, opts: IKOptions) -> None:
         nq = tpl.model.nq
@@ -266,6 +267,11 @@ class _Single:
         self.neutral = _q0_rows(tpl.model, None, 1)
         self.seed = opts.seed if opts.rng is None else None
         self.scratch = tpl.scratch
+        # The driver's scratch, reused by the thread that made the plan: no problem reads
+        # a scratch value it has not written (``_loop.solve_range``), so a reused one gives
+        # the same answer; another thread (the driver runs without the GIL) gets its own.
+        self.work = np.zeros(tpl.scratch)
+        self.thread = threading.get_ident()
 
     def solve(self, P: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve the (4, 4) pose ``P`` from ``q0`` (None: neutral)."""
@@ -282,8 +288,9 @@ class _Single:
             q = writable(_q0_rows(self.tpl.model, q0, 1))
         out = np.empty(self.shape)
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
+        work = self.work if threading.get_ident() == self.thread else np.zeros(self.scratch)
         self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, NO_HISTORY_Q,
-                    NO_HISTORY_E, np.zeros(self.scratch), 0, 1)  # fmt: skip
+                    NO_HISTORY_E, work, 0, 1)  # fmt: skip
         return single_result(self.tpl, out[0], nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
 
 
