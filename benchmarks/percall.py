@@ -75,27 +75,26 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
     clock = time.perf_counter_ns
     out = np.empty(plan.shape)
     q = q0.reshape(1, -1)
-    parts: dict[str, list[float]] = {
-        "Model.ik (options=)": [], "kernel alone": [], "np.empty + np.zeros": [],
-        "result from row": [], "ik.solve direct": [],
+    steps = {
+        "Model.ik (options=)": lambda P: model.ik(P, q0=q0, options=opts),
+        "ik.solve direct": lambda P: S.solve(model, P, q0=q0, options=opts),
+        "kernel alone": lambda P: plan.kernel(plan.ibuf, plan.fbuf, P.reshape(1, 4, 4), q, 0,
+                                              out, NO_HISTORY_Q, NO_HISTORY_E,
+                                              np.zeros(plan.scratch), 0, 1),
+        "np.empty + np.zeros": lambda P: (np.empty(plan.shape), np.zeros(plan.scratch)),
+        "result from row": lambda P: single_result(plan.tpl, out[0], plan.nq, 1, NO_HISTORY_Q,
+                                                   NO_HISTORY_E, 0, 0.0),
     }  # fmt: skip
-    for i in range(n):
-        P = T[i % len(T)]
-        t = clock()
-        model.ik(P, q0=q0, options=opts)
-        t1 = clock()
-        plan.kernel(plan.ibuf, plan.fbuf, P.reshape(1, 4, 4), q, 0, out, NO_HISTORY_Q,
-                    NO_HISTORY_E, np.zeros(plan.scratch), 0, 1)  # fmt: skip
-        t2 = clock()
-        np.empty(plan.shape)
-        np.zeros(plan.scratch)
-        t3 = clock()
-        single_result(plan.tpl, out[0], plan.nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, 0.0)
-        t4 = clock()
-        S.solve(model, P, q0=q0, options=opts)
-        t5 = clock()
-        for k, v in zip(parts, (t1 - t, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-            parts[k].append(v * 1e-3)
+    # Each step over all targets in a loop of its own (the kernel's time depends on the
+    # target; the steps' order would otherwise share caches unevenly).
+    parts: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(3):
+        for k, f in steps.items():
+            for i in range(n):
+                P = T[i % len(T)]
+                t = clock()
+                f(P)
+                parts[k].append((clock() - t) * 1e-3)
     total = float(np.median(parts["Model.ik (options=)"]))
     print("\n| step (prebuilt options, one Panda pose) | median µs |")
     print("|---|---:|")
