@@ -153,7 +153,7 @@ def progress_cost(args: argparse.Namespace) -> None:
     def forced(total, label="", **kw):
         return real(total, label, show=True, stream=devnull)
 
-    solve_mod = importlib.import_module("kinetree.ik.solve")  # the module, not ik.solve()
+    solve_mod = importlib.import_module("kinetree.ik._run")  # runs the batch (and shows its bar)
 
     for _ in range(3 if args.quick else 5):
         for flag, bucket in ((False, off), (True, on)):

@@ -1033,7 +1033,7 @@ ALL = (
     "iiwa14",
     "panda-position",
     "planar2r",
-    "seed003_arm",
+    "zxx_arm",
     "closed-form",
     "humanoid",
     "batch",
@@ -1057,7 +1057,7 @@ def run_all(cfg: Config) -> list[Table]:
         elif key == "panda-position":
             t, _ = arm_scenario(cfg, "panda", "position")
             tables.append(t)
-        elif key in ("planar2r", "seed003_arm"):
+        elif key in ("planar2r", "zxx_arm"):
             tables.append(analytic_scenario(cfg, key))
         elif key == "closed-form":
             tables.append(closed_form_scenario(cfg))

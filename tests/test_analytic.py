@@ -14,8 +14,8 @@ import kinetree.models as M
 from kinetree.errors import InvalidValueError, NotRigidError, ShapeError, UnsupportedError
 from kinetree.ik.analytic import (
     ik_planar_2r,
-    ik_seed003,
     ik_ur,
+    ik_zxx_arm,
     solve_all,
     supports,
     wrap_angle,
@@ -26,8 +26,8 @@ PI = math.pi
 UR_KEYS = ("d1", "a2", "a3", "d4", "d5", "d6")
 UR_FACTORIES = [M.ur3, M.ur5, M.ur10]
 SEED003_ARMS = [
-    lambda: M.seed003_arm(),
-    lambda: M.seed003_arm(0.3, 0.1, 0.4, 0.25, base=(0.1, -0.2, 0.05)),
+    lambda: M.zxx_arm(),
+    lambda: M.zxx_arm(0.3, 0.1, 0.4, 0.25, base=(0.1, -0.2, 0.05)),
 ]
 
 
@@ -36,7 +36,7 @@ def ur_params(model):
 
 
 def seed_params(model):
-    s = model.metadata["seed003"]
+    s = model.metadata["zxx_arm"]
     return (*s["L"], s["base"])
 
 
@@ -152,14 +152,14 @@ def test_planar_2r_target_forms():
 
 
 @pytest.mark.parametrize("make", SEED003_ARMS)
-def test_seed003_random_configurations(make):
+def test_zxx_arm_random_configurations(make):
     model = make()
     L1, L2, L3, L4, base = seed_params(model)
     rng = np.random.default_rng(3)
     Q = model.random_configuration(150, rng)
     for q, T in zip(Q, model.fk(Q)):
         p = T[:3, 3]
-        raw = ik_seed003(L1, L2, L3, L4, base, p)
+        raw = ik_zxx_arm(L1, L2, L3, L4, base, p)
         assert_clean(raw, 3)
         rho = L3 * math.cos(q[1]) + L4 * math.cos(q[1] + q[2])
         if abs(math.sin(q[2])) > 1e-3 and abs(rho) > 1e-3:  # generic target
@@ -175,11 +175,11 @@ def test_seed003_random_configurations(make):
         assert sol.shape[0] == in_limits.shape[0]
 
 
-def test_seed003_unfiltered_has_negative_elbow_branches():
-    model = M.seed003_arm(0.3, 0.1, 0.4, 0.25, base=(0.1, -0.2, 0.05))
+def test_zxx_arm_unfiltered_has_negative_elbow_branches():
+    model = M.zxx_arm(0.3, 0.1, 0.4, 0.25, base=(0.1, -0.2, 0.05))
     q = np.array([0.7, -0.4, 1.2])
     p = model.fk(q)[:3, 3]
-    raw = ik_seed003(*seed_params(model), p)
+    raw = ik_zxx_arm(*seed_params(model), p)
     assert raw.shape == (4, 3)
     assert np.sum(raw[:, 2] < 0) == 2  # t3 = -acos(...): outside the seed's 0 <= t3 <= pi
     assert len({round(t1, 9) for t1 in raw[:, 0]}) == 2  # shoulder left/right
@@ -190,13 +190,13 @@ def test_seed003_unfiltered_has_negative_elbow_branches():
     assert solve_all(free, p).shape == (4, 3)
 
 
-def test_seed003_boundaries_and_unreachable():
-    model = M.seed003_arm()
+def test_zxx_arm_boundaries_and_unreachable():
+    model = M.zxx_arm()
     L1, L2, L3, L4, base = seed_params(model)
     # stretched elbow (t3 = 0), the shoulder circle (rho = 0), both at once
     for q in ([0.5, 0.3, 0.0], [-1.0, PI / 2, 0.0], [0.2, 1.0, PI - 0.3], [0.0, PI / 2, PI]):
         p = model.fk(q)[:3, 3]
-        raw = ik_seed003(L1, L2, L3, L4, base, p)
+        raw = ik_zxx_arm(L1, L2, L3, L4, base, p)
         assert_clean(raw, 3)
         assert 1 <= raw.shape[0] <= 4
         assert position_error(model, raw, p) < 1e-10
@@ -206,11 +206,11 @@ def test_seed003_boundaries_and_unreachable():
         assert position_error(model, sol, p) < 1e-10
     # beyond reach; inside the cylinder of radius L2 around the first axis
     for p in ([1.0, 0.0, 0.0], [0.0, 0.0, L1 + 0.1], [0.01, 0.02, 0.0], [0.0, 0.0, 5.0]):
-        assert ik_seed003(L1, L2, L3, L4, base, p).shape == (0, 3)
+        assert ik_zxx_arm(L1, L2, L3, L4, base, p).shape == (0, 3)
         assert solve_all(model, p).shape == (0, 3)
 
 
-def test_seed003_printed_theta3_formula_is_a_typo():
+def test_zxx_arm_printed_theta3_formula_is_a_typo():
     """Seed 003 prints cos t3 = (r^2 - L2^2 - L3^2 - L4^2) / (2 L2 L3); the divisor is 2 L3 L4.
 
     Also, its expansion of (4) + (z_e - z_r - L1)^2 prints ``L3^2 sin t2`` where
@@ -219,7 +219,7 @@ def test_seed003_printed_theta3_formula_is_a_typo():
     """
     L1, L2, L3, L4 = 0.10, 0.05, 0.20, 0.15
     base = np.array([0.02, -0.03, 0.01])
-    model = M.seed003_arm(L1, L2, L3, L4, base=tuple(base))
+    model = M.zxx_arm(L1, L2, L3, L4, base=tuple(base))
     rng = np.random.default_rng(7)
     for q in model.random_configuration(50, rng):
         _, t2, t3 = q
@@ -351,7 +351,7 @@ def test_solutions_are_sorted_and_unique():
 
 def test_supports_and_unsupported_models():
     # six_axis has a spherical wrist (axes 4, 5, 6 meet), recognised from its geometry
-    for m in (M.planar_2r(), M.planar_2r(0.3, 0.2), M.seed003_arm(), M.ur3(), M.ur5(), M.ur10()):
+    for m in (M.planar_2r(), M.planar_2r(0.3, 0.2), M.zxx_arm(), M.ur3(), M.ur5(), M.ur10()):
         assert supports(m)
     assert supports(M.six_axis())
     for m in (M.planar_3r(), M.panda(), M.iiwa14(), M.three_axis()):
@@ -383,14 +383,14 @@ def test_other_frame_is_unsupported():
     with pytest.raises(UnsupportedError, match="end effector"):
         solve_all(M.ur5(), np.eye(4), frame="link3")
     with pytest.raises(UnsupportedError):
-        solve_all(M.seed003_arm(), [0.1, 0.1, 0.1], frame="link2")
+        solve_all(M.zxx_arm(), [0.1, 0.1, 0.1], frame="link2")
 
 
 def test_bad_targets():
     with pytest.raises(ShapeError):
         solve_all(M.ur5(), [0.3, 0.1, 0.2])  # UR needs the pose
     with pytest.raises(ShapeError):
-        solve_all(M.seed003_arm(), [0.3, 0.1])
+        solve_all(M.zxx_arm(), [0.3, 0.1])
     with pytest.raises(InvalidValueError):
         solve_all(M.planar_2r(), [np.nan, 0.0, 0.0])
     bad = np.eye(4)
@@ -400,7 +400,7 @@ def test_bad_targets():
     with pytest.raises(InvalidValueError):
         ik_planar_2r(0.0, 1.0, 0.5, 0.5)
     with pytest.raises(InvalidValueError):
-        ik_seed003(0.1, 0.05, 0.0, 0.15, (0, 0, 0), (0.1, 0.1, 0.1))
+        ik_zxx_arm(0.1, 0.05, 0.0, 0.15, (0, 0, 0), (0.1, 0.1, 0.1))
     with pytest.raises(InvalidValueError):
         ik_ur(0.1, 0.0, -0.4, 0.1, 0.1, 0.08, np.eye(4))
 

@@ -70,7 +70,7 @@ def test_models_lists_every_builtin() -> None:
         assert ", ".join(m.end_effectors) in row
     # One-line descriptions from the factory docstrings.
     assert "Franka Emika Panda" in r.stdout
-    assert "Seed 003's 3-DoF manipulator" in r.stdout
+    assert "3-DoF manipulator of seed 003" in r.stdout
     assert ":func:" not in r.stdout and "``" not in r.stdout
 
 
@@ -199,10 +199,10 @@ def test_fk_deg_leaves_prismatic_values_in_metres(gripper_file: Path) -> None:
 
 
 def test_fk_notes_values_outside_the_limits() -> None:
-    r = run("fk", "seed003_arm", "0", "0", "-0.5")
+    r = run("fk", "zxx_arm", "0", "0", "-0.5")
     assert r.exit_code == 0, r.output
     assert "outside the joint limits: joint3" in r.stdout
-    assert "outside" not in run("fk", "seed003_arm", "0", "0", "0.5").stdout
+    assert "outside" not in run("fk", "zxx_arm", "0", "0", "0.5").stdout
 
 
 @pytest.mark.parametrize("values", [["0", "1", "2"], [], ["0"] * 8])

@@ -83,8 +83,8 @@ def test_planar2r_ik_all_two_branches() -> None:
             assert np.sign(S[0, 1]) != np.sign(S[1, 1])
 
 
-def test_seed003_ik_all_every_valid_branch() -> None:
-    m = model("seed003_arm")
+def test_zxx_arm_ik_all_every_valid_branch() -> None:
+    m = model("zxx_arm")
     q, xyz = reachable_positions(m, 15, seed=32)
     for qi, p in zip(q, xyz):
         S = m.ik_all(p)
@@ -115,9 +115,7 @@ def test_ur5_ik_all_up_to_eight_branches() -> None:
     assert 8 in counts
 
 
-@pytest.mark.parametrize(
-    ("name", "pose"), [("planar2r", False), ("seed003_arm", False), ("ur5", True)]
-)
+@pytest.mark.parametrize(("name", "pose"), [("planar2r", False), ("zxx_arm", False), ("ur5", True)])
 def test_ik_all_misses_no_branch_a_numeric_solver_finds(name: str, pose: bool) -> None:
     """DLS from many random starts lands only on branches that ik_all returns."""
     m = model(name)

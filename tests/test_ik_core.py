@@ -41,7 +41,7 @@ def T(panda: Model) -> np.ndarray:
 # --- layouts -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["panda", "ur5", "humanoid", "seed003_arm", "panda_urdf"])
+@pytest.mark.parametrize("name", ["panda", "ur5", "humanoid", "zxx_arm", "panda_urdf"])
 def test_packed_model_reads_back_field_by_field(name: str) -> None:
     m = kinetree.load(name)
     fdata, idata = packed(m)

@@ -54,11 +54,11 @@ lengths = st.floats(0.01, 2.0)
     Ls=arrays(np.float64, 4, elements=lengths),
     base=arrays(np.float64, 3, elements=st.floats(-1.0, 1.0)),
 )
-def test_seed003_arm_matches_closed_form(t: np.ndarray, Ls: np.ndarray, base: np.ndarray) -> None:
+def test_zxx_arm_matches_closed_form(t: np.ndarray, Ls: np.ndarray, base: np.ndarray) -> None:
     L1, L2, L3, L4 = Ls
     xr, yr, zr = base
     t1, t2, t3 = t
-    m = models.seed003_arm(L1, L2, L3, L4, base=tuple(base))
+    m = models.zxx_arm(L1, L2, L3, L4, base=tuple(base))
     p = m.fk(t)[:3, 3]
     x_e = xr + L2 * np.cos(t1) - L3 * np.sin(t1) * np.cos(t2) - L4 * np.sin(t1) * np.cos(t2 + t3)
     y_e = yr + L2 * np.sin(t1) + L3 * np.cos(t1) * np.cos(t2) + L4 * np.cos(t1) * np.cos(t2 + t3)
@@ -66,8 +66,8 @@ def test_seed003_arm_matches_closed_form(t: np.ndarray, Ls: np.ndarray, base: np
     np.testing.assert_allclose(p, [x_e, y_e, z_e], rtol=0, atol=1e-12)
 
 
-def test_seed003_arm_default_lengths(rng: np.random.Generator) -> None:
-    m = models.get("seed003_arm")
+def test_zxx_arm_default_lengths(rng: np.random.Generator) -> None:
+    m = models.get("zxx_arm")
     L1, L2, L3, L4 = 0.10, 0.05, 0.20, 0.15
     for t1, t2, t3 in rng.uniform(-PI, PI, size=(50, 3)):
         p = m.fk([t1, t2, t3])[:3, 3]
@@ -98,7 +98,7 @@ def test_planar_3r_matches_closed_form(rng: np.random.Generator) -> None:
 
 
 @given(t=arrays(np.float64, 3, elements=joint_angles), Ls=arrays(np.float64, 3, elements=lengths))
-def test_seed001_three_axis_arm_is_product_of_seed_matrices(t: np.ndarray, Ls: np.ndarray) -> None:
+def test_three_axis_arm_is_product_of_rotations_and_links(t: np.ndarray, Ls: np.ndarray) -> None:
     l1, l2, l3 = Ls
     t1, t2, t3 = t
     # Seed 001: p4 = Rx(t1) L(l1) Ry(t2) L(l2) Rx(t3) L(l3) (0, 0, 0, 1).
@@ -108,7 +108,7 @@ def test_seed001_three_axis_arm_is_product_of_seed_matrices(t: np.ndarray, Ls: n
     np.testing.assert_allclose(got, T, atol=1e-12)
 
 
-def test_seed001_six_axis_arm_is_product_of_seed_matrices(rng: np.random.Generator) -> None:
+def test_six_axis_arm_is_product_of_rotations_and_links(rng: np.random.Generator) -> None:
     lengths_ = (0.3, 0.3, 0.25, 0.1, 0.1, 0.08)
     rot = {"z": Rz, "y": Ry}
     m = models.get("six_axis")
@@ -249,7 +249,7 @@ def test_fk_root_frame_is_root_origin() -> None:
 
 def test_fk_ignores_limits() -> None:
     # FK is geometry only: a configuration outside the limits still has a pose.
-    m = models.get("seed003_arm")
+    m = models.get("zxx_arm")
     assert not m.within_limits([0, 0, -1.0])
     np.testing.assert_allclose(
         m.fk([0, 0, -1.0])[:3, 3], [0.05, 0.20 + 0.15 * np.cos(-1.0), 0.10 + 0.15 * np.sin(-1.0)]
@@ -268,7 +268,7 @@ def test_fk_ignores_limits() -> None:
     ],
 )
 def test_fk_nan_raises_invalid_value(q) -> None:
-    m = models.get("seed003_arm")
+    m = models.get("zxx_arm")
     for f in (m.fk, m.fk_all, m.jacobian):
         with pytest.raises(InvalidValueError, match="NaN"):
             f(q)
@@ -276,7 +276,7 @@ def test_fk_nan_raises_invalid_value(q) -> None:
 
 @pytest.mark.parametrize("q", [[0.0, 0.0], [0.0] * 4, np.zeros((5, 2)), 0.0, np.zeros((3, 0))])
 def test_fk_wrong_length_raises_shape_error(q) -> None:
-    m = models.get("seed003_arm")
+    m = models.get("zxx_arm")
     for f in (m.fk, m.fk_all, m.jacobian):
         with pytest.raises(ShapeError, match=r"\(\.\.\., 3\)"):
             f(q)
@@ -350,7 +350,7 @@ SINGULAR_EXTRA = {
     "ur5": [[0, -PI / 2, 0, -PI / 2, 0, 0], [0.3, -1.0, 0, 0.2, 0, 0.4], [0, 0, PI, 0, 0, 0]],
     "iiwa14": [[0, 0, 0, 0, 0, 0, 0], [0.4, 0.5, 0.0, 0.0, 0.0, 0.0, 0.3]],
     "planar2r": [[0.0, 0.0], [0.5, PI]],
-    "seed003_arm": [[0.0, 0.0, 0.0], [0.0, PI / 2, PI]],
+    "zxx_arm": [[0.0, 0.0, 0.0], [0.0, PI / 2, PI]],
     "humanoid": [np.zeros(37)],
     "quadruped": [np.zeros(12)],
 }

@@ -28,7 +28,7 @@ MODEL_NAMES = models.available()
 
 def test_available_models() -> None:
     names = models.available()
-    for expected in ("planar2r", "seed003_arm", "panda", "panda_urdf", "ur5", "iiwa14", "humanoid"):
+    for expected in ("planar2r", "zxx_arm", "panda", "panda_urdf", "ur5", "iiwa14", "humanoid"):
         assert expected in names
     assert len(set(names)) == len(names)
 
@@ -40,7 +40,7 @@ def test_available_models() -> None:
         ("planar3r", 3, ("tip",)),
         ("three_axis", 3, ("tip",)),
         ("six_axis", 6, ("tip",)),
-        ("seed003_arm", 3, ("tip",)),
+        ("zxx_arm", 3, ("tip",)),
         ("panda", 7, ("flange",)),
         ("panda_urdf", 7, ("panda_link8",)),
         ("ur3", 6, ("flange",)),
@@ -199,7 +199,7 @@ def test_random_configuration_is_reproducible() -> None:
 
 
 def test_within_limits() -> None:
-    m = models.get("seed003_arm")  # t3 in [0, pi]
+    m = models.get("zxx_arm")  # t3 in [0, pi]
     assert m.within_limits([0.0, 0.0, 0.0])
     assert not m.within_limits([0.0, 0.0, -0.01])
     assert m.within_limits([0.0, 0.0, -0.01], tol=0.02)

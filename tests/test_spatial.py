@@ -108,7 +108,7 @@ def test_rotation_2d_is_counter_clockwise() -> None:
     np.testing.assert_allclose(spatial.rotation_2d(PI / 2) @ [1, 0, 1], [0, 1, 1], atol=1e-15)
 
 
-def test_seed003_planar_example_as_product_of_2d_transforms() -> None:
+def test_planar_2r_example_as_product_of_2d_transforms() -> None:
     # Seed 003: Rot(t1) Trans(L1) Rot(t2) (L2, 0, 1) = (L1 c1 + L2 c12, L1 s1 + L2 s12, 1).
     L1, L2, t1, t2 = 1.3, 0.7, 0.4, -1.1
     T = spatial.rotation_2d(t1) @ spatial.translation_2d([L1, 0]) @ spatial.rotation_2d(t2)

@@ -63,7 +63,7 @@ def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], _Never]]:
         monkeypatch.setenv(C.TIERED_ENV, "1")
         # A process never sees a compiled driver become uncompiled: forget the plan of
         # the last single pose, which is made only once its driver has run.
-        sys.modules["kinetree.ik.solve"]._LAST_SINGLE[0] = (None,) * 4
+        sys.modules["kinetree.ik.solve"].forget_plans()
         proc = _Never()
         for k in _kernels():
             C._SEEN.discard(id(k))
@@ -195,18 +195,18 @@ def _env(cache: Path) -> dict[str, str]:
 def test_the_detached_compile_fills_the_cache_and_drops_its_lock(tmp_path: Path) -> None:
     from numba import typeof
 
-    from kinetree.ik import _tasks
+    from kinetree.ik import _random
 
     lock = tmp_path / "rand01.compiling"
     lock.write_text(str(os.getpid()))
     sig = (typeof(np.zeros(1, np.uint64)),)
-    payload = pickle.dumps(((_tasks.__name__, "rand01", None), sig, str(lock)))
+    payload = pickle.dumps(((_random.__name__, "rand01", None), sig, str(lock)))
     subprocess.run(
         [sys.executable, "-c", "from kinetree._compile import _compile_child as c; c()"],
         input=payload, env=_env(tmp_path), check=True, timeout=300,
     )  # fmt: skip
     assert not lock.exists()
-    assert list(tmp_path.rglob("_tasks.rand01-*.nbi")) and list(tmp_path.rglob("*.nbc"))
+    assert list(tmp_path.rglob("_random.rand01-*.nbi")) and list(tmp_path.rglob("*.nbc"))
 
 
 def test_a_cold_process_solves_interpreted_while_a_child_compiles(tmp_path: Path) -> None:
@@ -258,3 +258,17 @@ def test_warmup_compiles_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(W, "_warm", lambda methods, verbose: seen.append(os.environ[C.TIERED_ENV]))
     W.warmup(("auto",), verbose=False)
     assert seen == ["0"] and os.environ[C.TIERED_ENV] == "1"
+
+
+def test_warmup_covers_the_whole_body_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body with cone-limited ball joints (BVH characters, the humanoid) solves with
+    the swing-twist driver: ``kinetree warmup`` leaves it compiled too, so the first
+    whole-body solve of a process loads it instead of compiling it."""
+    monkeypatch.setenv(C.TIERED_ENV, "0")
+    W._warm_whole_body(verbose=False)
+    assert C.compiled(driver("dls", True))
+    body = kinetree.models.humanoid()
+    q = body.neutral()
+    targets = {f: kinetree.Pose(body.fk(q, f)) for f in body.end_effectors[:4]}
+    r = body.ik(targets, q0=q, max_iter=0)  # starts on target: solved by FK alone
+    assert r.success and np.all(r.position_error <= 1e-6)

@@ -1,8 +1,9 @@
 """Compile the common kernels ahead of use: ``kinetree.warmup()`` and ``kinetree warmup``
 (run by the Makefile's set-up, so that neither ``make demo`` nor ``make test`` waits at a
 first call). The kernels compile for argument types, not for models, so small stand-in
-models serve: the Panda for FK, Jacobians and the IK drivers, a two-link arm of spheres
-for collisions, collision-aware IK and the one-step differential IK.
+models serve: the Panda for FK, Jacobians and the IK drivers, the built-in humanoid for
+the driver of ball joints with cone limits, a two-link arm of spheres for collisions,
+collision-aware IK and the one-step differential IK.
 """
 
 from __future__ import annotations
@@ -55,7 +56,21 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     if "auto" in methods:
         model.ik(T[:20])
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
+        _warm_whole_body(verbose)
         _warm_collision(verbose)
+
+
+def _warm_whole_body(verbose: bool) -> None:
+    """The driver of bodies whose ball joints have cone limits (BVH characters, the
+    built-in humanoid: the swing-twist projection) on several effectors at once."""
+    from .ik.targets import Pose
+    from .models import humanoid
+
+    if verbose:
+        print("kinetree warmup: whole bodies (ball joints) ...", file=sys.stderr, flush=True)
+    body = humanoid()
+    q = body.random_configuration(rng=0)
+    body.ik({f: Pose(body.fk(q, f)) for f in body.end_effectors[:4]}, max_iter=5)
 
 
 def _warm_collision(verbose: bool) -> None:

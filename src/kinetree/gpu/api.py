@@ -385,7 +385,7 @@ def _staged(cuda: Any, tpl: Template, src: np.ndarray, Q0: Any, opts: IKOptions)
 
 
 def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) -> IKResult:
-    from ..ik.solve import raise_status
+    from ..ik._run import raise_status
 
     nq, T = tpl.model.nq, tpl.n_targets
     r = L.read_result(out, nq, T)
@@ -412,7 +412,7 @@ def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: flo
 def _device_result(
     cuda: Any, tpl: Template, out: Any, batch: tuple[int, ...], like: Any, t0: float
 ) -> IKResult:
-    from ..ik.solve import raise_status
+    from ..ik._run import raise_status
 
     nq, T = tpl.model.nq, tpl.n_targets
     B = out.shape[0]

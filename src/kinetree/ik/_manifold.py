@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._tasks import rand01
+from ._random import rand01
 
 
 @njit(cache=True)

@@ -1,6 +1,6 @@
 r"""Closed-form inverse kinematics: every branch, for the arms that have one.
 
-Long because it holds three closed-form families (2R, the seed-003 arm, the UR family with
+Long because it holds three closed-form families (2R, the z-x-x arm, the UR family with
 its eight branches), each with its recognition from the model and its FK check.
 
 Three families are solved exactly; :func:`solve_all` picks the solver from the
@@ -70,6 +70,7 @@ Boundaries and tolerances
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -87,13 +88,14 @@ __all__ = [
     "ik_planar_2r",
     "ik_seed003",
     "ik_ur",
+    "ik_zxx_arm",
     "solve_all",
     "supports",
     "wrap_angle",
 ]
 
 SUPPORTED_KINDS = (
-    "planar 2R arm, seed-003 3-DoF arm, UR3/UR5/UR10 (UR family), and any serial 6R arm "
+    "planar 2R arm, z-x-x 3-DoF arm, UR3/UR5/UR10 (UR family), and any serial 6R arm "
     "with axes 2 || 3 and either axes 4, 5, 6 meeting in a point (spherical wrist) or "
     "axes 2 || 3 || 4 with axes 5, 6 meeting (UR family, from its geometry)"
 )
@@ -226,10 +228,11 @@ def ik_planar_2r(l1: float, l2: float, x: float, y: float) -> np.ndarray:
     return _rows([list(s) for s in _planar_2r_angles(a1, a2, px, py)], 2)
 
 
-def ik_seed003(
+def ik_zxx_arm(
     L1: float, L2: float, L3: float, L4: float, base: ArrayLike, p: ArrayLike
 ) -> np.ndarray:
-    """All ``(t1, t2, t3)`` [rad] placing the seed-003 arm's tip at ``p`` [m].
+    """All ``(t1, t2, t3)`` [rad] placing the tip of the z-x-x arm
+    (:func:`kinetree.models.zxx_arm`) at ``p`` [m].
 
     The arm: ``T(base) Rz(t1) Tz(L1) Tx(L2) Rx(t2) Ty(L3) Rx(t3) (0, L4, 0, 1)``,
     lengths [m], ``base = (x_r, y_r, z_r)`` [m]. Returns ``(n, 3)`` with up to
@@ -252,6 +255,16 @@ def ik_seed003(
         for t2, t3 in _planar_2r_angles(l3, l4, rho, dz):
             sols.append([t1, t2, t3])
     return _rows(sols, 3)
+
+
+def ik_seed003(
+    L1: float, L2: float, L3: float, L4: float, base: ArrayLike, p: ArrayLike
+) -> np.ndarray:
+    """Deprecated name of :func:`ik_zxx_arm` (kept for one release)."""
+    warnings.warn(
+        "kinetree.ik.analytic.ik_seed003 is now ik_zxx_arm", DeprecationWarning, stacklevel=2
+    )
+    return ik_zxx_arm(L1, L2, L3, L4, base, p)
 
 
 def _dh(theta: float, d: float, a: float, alpha: float) -> np.ndarray:
@@ -365,13 +378,14 @@ def _detect(model: Model) -> tuple[str, Any] | None:
         if "ur_dh" in md and model.dof == 6:
             ur = md["ur_dh"]
             return "ur", tuple(float(ur[k]) for k in ("d1", "a2", "a3", "d4", "d5", "d6"))
-        if "seed003" in md and model.dof == 3:
-            s = md["seed003"]
+        arm = md.get("zxx_arm", md.get("seed003"))  # the old key: models saved before
+        if arm is not None and model.dof == 3:
+            s = arm
             L = tuple(float(v) for v in s["L"])
             base = tuple(float(v) for v in s.get("base", (0.0, 0.0, 0.0)))
             if len(L) != 4 or len(base) != 3:
                 return None
-            return "seed003", (L, base)
+            return "zxx_arm", (L, base)
         if model.dof == 2:
             lengths = md.get("lengths")
             if lengths is not None and len(lengths) == 2:
@@ -386,7 +400,7 @@ def _detect(model: Model) -> tuple[str, Any] | None:
 
 
 def _analytic_fk(kind: str, params: Any, q: np.ndarray) -> np.ndarray:
-    """Position (planar, seed003) or flange pose (UR) from the closed-form FK."""
+    """Position (planar, z-x-x) or flange pose (UR) from the closed-form FK."""
     if kind == "planar2r":
         l1, l2 = params
         return np.array(
@@ -396,7 +410,7 @@ def _analytic_fk(kind: str, params: Any, q: np.ndarray) -> np.ndarray:
                 0.0,
             ]
         )
-    if kind == "seed003":
+    if kind == "zxx_arm":
         (L1, L2, L3, L4), base = params
         t1, t2, t3 = q
         rho = L3 * math.cos(t2) + L4 * math.cos(t2 + t3)
@@ -491,7 +505,7 @@ def _into_limits(
 
 
 def _target(T_target: ArrayLike, kind: str) -> np.ndarray:
-    """The target as a 4x4 pose (UR) or a 3-vector position [m] (planar, seed003)."""
+    """The target as a 4x4 pose (UR) or a 3-vector position [m] (planar, z-x-x)."""
     a = as_array(T_target, "T_target")
     if a.shape == (4, 4):
         check_rigid(a, "T_target")
@@ -521,7 +535,7 @@ def _as_flange_target(model: Model, kind: str, frame: str, target: np.ndarray) -
     ``frame`` must be rigidly attached to the end effector (moved by the same joint,
     through fixed joints only): then ``T_flange_frame`` is one constant, read by FK at
     the neutral pose, and ``T_flange = T_target T_flange_frame^-1``. The position-only
-    kinds (planar, seed-003) accept such a frame only at the end effector's origin.
+    kinds (planar, z-x-x) accept such a frame only at the end effector's origin.
     """
     ee = model.end_effectors[0]
     if _body(model, model.frame_index(frame)) != _body(model, model.frame_index(ee)):
@@ -548,14 +562,14 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     """Every closed-form IK solution ``(n, dof)`` [rad] of ``model`` for ``T_target``.
 
     Supported models: a planar 2R arm (:func:`kinetree.models.planar_2r`), the
-    seed-003 3-DoF arm (:func:`kinetree.models.seed003_arm`) and the UR family
+    z-x-x 3-DoF arm (:func:`kinetree.models.zxx_arm`) and the UR family
     (:func:`kinetree.models.ur3`, ``ur5``, ``ur10``); other models raise
     :class:`~kinetree.errors.UnsupportedError`. ``frame`` is the default end
     effector (None or ``model.end_effectors[0]``) or any frame rigidly attached to it
     (a tool frame such as ``tool0`` on the flange link); the 6R arms take any such
     offset, the position-only arms one at the end effector's origin.
 
-    ``T_target``: a 4x4 pose in the base frame [m]; the planar and seed-003 arms
+    ``T_target``: a 4x4 pose in the base frame [m]; the planar and z-x-x arms
     use only its position and also accept a 3-vector (planar: x, y; its z is
     ignored). UR arms need the full pose.
 
@@ -593,9 +607,9 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
         def check(T: np.ndarray) -> np.ndarray:
             return np.max(np.abs(T[:, :2, 3] - target[:2]), axis=1) <= FK_TOL
 
-    elif kind == "seed003":
+    elif kind == "zxx_arm":
         (L1, L2, L3, L4), base = params
-        raw = ik_seed003(L1, L2, L3, L4, base, target)
+        raw = ik_zxx_arm(L1, L2, L3, L4, base, target)
 
         def check(T: np.ndarray) -> np.ndarray:
             return np.max(np.abs(T[:, :3, 3] - target), axis=1) <= FK_TOL

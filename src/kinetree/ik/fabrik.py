@@ -33,10 +33,10 @@ from ..kinematics import needed_nodes, packed
 from ..kinematics._kernels import fk_rows
 from ..model import JointType, Model
 from . import layout as L
+from ._run import run
 from .options import IKOptions
 from .problem import Problem, Template, require_finite_q0, template
 from .result import IKResult
-from .solve import run
 
 __all__ = ["fabrik_points", "node_pose", "solve_fabrik"]
 

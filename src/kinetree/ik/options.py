@@ -3,12 +3,16 @@
 ``Model.ik(target, frame, **options)`` stays the friendly entry point: keyword
 options become an :class:`IKOptions` through :func:`resolve`, which remembers the
 conversion, so a list given as ``active=[...]`` costs what a tuple costs.
+
+Long because it keeps every option's validation beside its field and default, and the
+keyword memo (:func:`resolve`) beside the fields it freezes: split, the two would drift.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -418,40 +422,45 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(IKOptions))
 OPTION_NAMES = tuple(sorted(_FIELDS))
 DEFAULT_OPTIONS = IKOptions()
 _RESOLVED: dict[Any, IKOptions] = {}
-#: The last keyword options made only of immutable scalars, as ``((name, value), ...)``,
-#: and their IKOptions: a loop that passes the same objects again (``tol=1e-6`` in a
-#: loop body is one constant object) is answered by identity, 0.4 us instead of 1.5.
-#: One tuple ``(items, opts)``, read and replaced whole: a thread never pairs its own
-#: items with the options another thread remembered meanwhile.
-_LAST: list[tuple[tuple[tuple[str, Any], ...], IKOptions]] = [((), DEFAULT_OPTIONS)]
+#: Distinct keyword sets remembered (then forgotten all at once: a loop that builds new
+#: option values every call must not grow memory).
+RESOLVED_SIZE = 1024
 _SCALARS = frozenset({float, int, bool, str, type(None)})
 _MISSING = object()
-
-
-def _freeze(value: Any) -> Any:
-    """A hashable stand-in for an option value: lists become tuples, arrays their bytes;
-    the type is kept (1, 1.0 and True validate differently)."""
-    if isinstance(value, np.ndarray):
-        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
-    if isinstance(value, (list, tuple)):
-        return ("seq", tuple(_freeze(v) for v in value))
-    return (type(value), value)
+#: The last keyword options and their IKOptions, as ``(options, values, copies, opts)``:
+#: a loop that passes the same objects again (``tol=1e-6`` is one constant object,
+#: ``active=names`` one list) is answered by identity, plus, for each list, tuple or array
+#: among the values, a comparison with the copy taken when it was resolved (it may have
+#: been changed in place since). One tuple, read and replaced whole: a thread never
+#: pairs its own values with the options another thread remembered meanwhile.
+_LAST: list[tuple[dict[str, Any], tuple[Any, ...], tuple[Any, ...], IKOptions]] = [
+    ({}, (), (), DEFAULT_OPTIONS)
+]
+_SEQUENCES = (list, tuple)
+_STR = frozenset({str})
 
 
 def resolve(options: Mapping[str, Any]) -> IKOptions:
     """:class:`IKOptions` from keyword options (``q0`` and ``options=`` excluded by the
-    caller); remembered per distinct set of values."""
+    caller); remembered per distinct set of values, so keywords cost about what a
+    prebuilt :class:`IKOptions` costs (``benchmarks/percall.py``)."""
     if not options:
         return DEFAULT_OPTIONS
-    last, last_opts = _LAST[0]
-    if len(last) == len(options):
-        for k, v in last:
-            if options.get(k, _MISSING) is not v:
+    last, values, copies, last_opts = _LAST[0]
+    # Equality first (one C call, identity shortcut per value), then identity proper:
+    # 1, 1.0 and True are equal but validate differently.
+    try:
+        same = options == last and all(map(operator.is_, options.values(), values))
+    except ValueError:  # arrays compared by value: not the same objects anyway
+        same = False
+    if same:
+        for value, copy, of_names in copies:
+            if value != copy if of_names else not _unchanged(value, copy):
                 break
         else:
             return last_opts
     try:
-        key = tuple((k, _freeze(v)) for k, v in options.items())
+        key = tuple([(k, _freeze(v)) for k, v in options.items()])
         found = _RESOLVED.get(key)
     except TypeError:  # an unhashable value: validate without remembering
         key, found = None, None
@@ -466,7 +475,7 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
         )
     opts = IKOptions(**options)
     if key is not None and not isinstance(options.get("rng"), np.random.Generator):
-        if len(_RESOLVED) > 1024:
+        if len(_RESOLVED) >= RESOLVED_SIZE:
             _RESOLVED.clear()
         _RESOLVED[key] = opts
     _remember(options, opts)
@@ -474,7 +483,48 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
 
 
 def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
-    """Keep ``options`` for the identity check of :func:`resolve` when every value is an
-    immutable scalar (the same object is then the same value)."""
-    if all(type(v) in _SCALARS for v in options.values()):
-        _LAST[0] = (tuple(options.items()), opts)
+    """Keep ``options`` for the identity check of :func:`resolve`: immutable scalars and
+    tuples of them as they are, lists of them and small numeric arrays with a copy of
+    their content."""
+    copies: list[tuple[Any, Any, bool]] = []
+    for v in options.values():
+        t = type(v)
+        if t in _SCALARS:
+            continue
+        if t in _SEQUENCES and set(map(type, v)) <= _SCALARS:
+            if t is list:
+                # Names compare by equality (one type); numbers element by element by
+                # identity: 1, 1.0 and True compare equal but validate differently.
+                copies.append((v, list(v), set(map(type, v)) <= _STR))
+        elif t is np.ndarray and v.dtype.kind in "biuf" and v.size <= 4096:
+            copies.append((v, (v.shape, v.dtype, v.tobytes()), False))
+        else:
+            return  # a generator, a callable, an object array: not remembered by identity
+    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts)
+
+
+def _unchanged(value: Any, copy: Any) -> bool:
+    """Whether a remembered list of numbers or array still holds the content copied."""
+    if type(value) is np.ndarray:  # copy: (shape, dtype, bytes)
+        return bool(
+            value.shape == copy[0] and value.dtype == copy[1] and value.tobytes() == copy[2]
+        )
+    return len(value) == len(copy) and all(map(operator.is_, value, copy))
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for an option value: lists become tuples, arrays their bytes;
+    the type is kept (1, 1.0 and True validate differently)."""
+    t = type(value)
+    if t in _SCALARS:
+        return (t, value)
+    if t in _SEQUENCES:
+        items = tuple(value)
+        if set(map(type, items)) <= _STR:  # names (active=, pin=): the common case
+            return ("names", items)
+        return ("seq", tuple([_freeze(v) for v in items]))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple([_freeze(v) for v in value]))
+    return (t, value)

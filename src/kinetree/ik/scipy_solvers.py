@@ -18,10 +18,10 @@ from scipy.optimize import minimize
 from ..kinematics.layout import packed_ik
 from . import layout as L
 from ._cost import cost_grad, evaluate
-from ._tasks import check_targets
+from ._run import raise_status, run
+from ._target_rows import check_targets
 from .problem import Problem, apply_couplings, require_finite_q0
 from .result import IKResult, make_result
-from .solve import raise_status
 
 __all__ = ["solve_scipy"]
 
@@ -130,7 +130,6 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
 def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:
     """Reach check of the compiled solver (zero iterations) for each item."""
     from .problem import cached_template
-    from .solve import run
 
     tpl = prob.template
     probe_opts = dataclasses.replace(

@@ -1,10 +1,10 @@
-"""``Model.ik``: validate once, pick the method, run it, return one kind of result.
+"""``Model.ik``: validate once, pick the method and the shortest path to it.
 
 The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``ccd``)
-run through :func:`run`: the method's compiled driver (:mod:`._drivers`), called once
-for a single solve or a small batch and over chunks on every core for a large one. Plain
-4x4 pose targets and plain positions skip the general assembly (cached templates,
-the raw pose handed to the kernel). ``fabrik``, the scipy methods and ``analytic``
+run through :func:`._run.run` (the method's driver over the batch). Plain 4x4 pose
+targets and plain positions skip the general assembly (cached templates, the raw pose
+handed to the kernel); one plain pose with the same model, options and frame as the
+call before reuses its whole plan (:class:`_Single`). ``fabrik``, the scipy methods and ``analytic``
 sit beside them and return the same :class:`~.result.IKResult`.
 """
 
@@ -12,33 +12,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .._compile import compiled, interpret_first, notice
-from .._progress import progress
-from .._threads import n_threads, run_chunks
-from ..errors import InvalidValueError, NotRigidError, UnsupportedError
+from .._compile import compiled
+from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from . import layout as L
-from ._drivers import cached_driver, driver
+from ._drivers import cached_driver
+from ._run import (
+    F64,
+    NO_HISTORY_E,
+    NO_HISTORY_Q,
+    raise_status,
+    run,
+    run_problem,
+    single_result,
+    writable,
+)
 from .options import KERNEL_METHODS, IKOptions, resolve
-from .problem import Problem, Template, apply_couplings, as_q0, build_problem, template
-from .result import IKResult, make_result, one_result, with_clearance
+from .problem import Template, as_q0, build_problem, template
+from .result import IKResult
 from .targets import Pose, Position, encode_plain
 
-__all__ = ["run", "solve", "solve_all"]
-
-#: Batches at least this large run on every core.
-PARALLEL_MIN = 8
-#: Methods whose first problems may run interpreted while their driver compiles
-#: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
-#: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
-#: compiled one's).
-INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
+__all__ = ["raise_status", "run", "solve", "solve_all"]
 
 
 def solve(
@@ -85,8 +86,11 @@ def solve(
 
         target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
     if type(target) is np.ndarray and target.shape == (4, 4):
-        last = _LAST_SINGLE[0]  # one read: another thread may replace it meanwhile
-        plan = last[3] if last[0] is model and last[1] is opts and last[2] == frame else None
+        plan = None
+        if frame is None or type(frame) is str:
+            hit = _PLANS.get((id(model), id(opts), frame))
+            if hit is not None and hit[0] is model and hit[1] is opts:
+                plan = hit[2]
         if plan is None:
             plan = _single_plan(model, frame, opts)
         if plan is not None:
@@ -101,6 +105,10 @@ def solve(
     if method in KERNEL_METHODS and not opts.record:
         if type(target) is np.ndarray and target.ndim >= 2 and target.shape[-2:] == (4, 4):
             return _solve_poses(model, frame, opts, target, q0, t0)
+        if type(target) is dict and frame is None and 0 < len(target) <= _PLAIN_DICT_MAX:
+            result = _solve_plain_dict(model, target, opts, q0, t0)
+            if result is not None:
+                return result
         if type(target) is Position:
             row = encode_plain(target)
             if row is not None:
@@ -159,7 +167,6 @@ def _with_pins(
 
 _POSE_WEIGHTS = np.ones((1, 6))
 _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
-_NO_POINT = np.zeros((1, 3))
 _PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
 _NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
 #: The last plain template handed out, by identity of model and options: one tuple
@@ -176,33 +183,81 @@ def _plain_template(
     last = _LAST_PLAIN[0]
     if last[0] is model and last[1] is opts and last[2] is frame and last[3] is position:
         return last[4]  # a control loop or animation repeats the same call
-    cache = _PLAIN.get(model)
-    if cache is None:
-        cache = _PLAIN[model] = {}
-    key = (frame, position, opts.layout_key())
-    tpl = cache.get(key)
-    if tpl is None:
-        if frame is not None and not isinstance(frame, str):
-            raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
-        name = frame if frame is not None else model.end_effectors[0]
-        weights = _POSITION_WEIGHTS if position else _POSE_WEIGHTS
-        tpl = template(model, (name,), (L.KIND_FRAME,), weights, _NO_POINT, opts.layout_key())
-        if len(cache) >= 64:
-            cache.clear()
-        cache[key] = tpl
+    if frame is not None and not isinstance(frame, str):
+        raise InvalidValueError(f"frame must be a frame name, got {frame!r}")
+    name = frame if frame is not None else model.end_effectors[0]
+    tpl = _kept_template(model, (name,), (position,), opts)
     _LAST_PLAIN[0] = (model, opts, frame, position, tpl)
     return tpl
 
 
+def _kept_template(
+    model: Model, frames: tuple[str, ...], positions: tuple[bool, ...], opts: IKOptions
+) -> Template:
+    """The template of plain targets on ``frames`` (a position target where
+    ``positions`` says so, else a pose), kept per model, frames and options."""
+    cache = _PLAIN.get(model)
+    if cache is None:
+        cache = _PLAIN[model] = {}
+    key = (frames, positions, opts.layout_key())
+    tpl = cache.get(key)
+    if tpl is None:
+        T = len(frames)
+        weights = np.stack([_POSITION_WEIGHTS[0] if p else _POSE_WEIGHTS[0] for p in positions])
+        tpl = template(model, frames, (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
+                       opts.layout_key())  # fmt: skip
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = tpl
+    return tpl
+
+
+#: Dicts of up to this many plain targets take :func:`_solve_plain_dict`.
+_PLAIN_DICT_MAX = 64
+
+
+def _solve_plain_dict(
+    model: Model, target: dict[Any, Any], opts: IKOptions, q0: Any, t0: float
+) -> IKResult | None:
+    """``{frame: plain Pose or Position}`` (no masks, weights or offsets; several
+    effectors of a whole body) straight into the kernels: the same template and rows as
+    :func:`~.problem.build_problem` makes, without its general assembly. None when a
+    target needs the general path."""
+    rows = []
+    kinds = []
+    for value in target.values():
+        row = encode_plain(value)
+        if row is None:
+            return None
+        rows.append(row)
+        kinds.append(type(value) is Position)
+    key = (tuple(target), tuple(kinds))
+    last = _LAST_DICT[0]
+    if last[0] is model and last[1] is opts and last[2] == key:
+        tpl = last[3]
+    else:
+        if not all(type(name) is str for name in key[0]):
+            return None  # the general path says what a key must be
+        tpl = _kept_template(model, key[0], key[1], opts)
+        _LAST_DICT[0] = (model, opts, key, tpl)
+    targets = np.stack(rows).reshape(1, len(rows), L.TARGET_SIZE)
+    return run(tpl, targets, _q0_rows(model, q0, 1), (), opts, t0)
+
+
+#: The last plain dict's template: (model, opts, (frames, kinds), template), read and
+#: replaced whole.
+_LAST_DICT: list[tuple[Any, ...]] = [(None, None, None, None)]
+
+
 class _Single:
     """One plain pose target on one frame, solved by an already compiled driver: what
-    :func:`run` and :func:`_single` look up per call, looked up once per (model,
+    :func:`run` and :func:`single_result` look up per call, looked up once per (model,
     options, frame). A control loop or an animation calls ``Model.ik`` with the same
     options and frame thousands of times; this path spends about 2 us of Python around
     the driver where the general one spends 5 (``docs/benchmarks.md``)."""
 
     __slots__ = ("fbuf", "ibuf", "kernel", "neutral", "nq", "opts", "scratch", "seed", "shape",
-                 "tpl")  # fmt: skip
+                 "thread", "tpl", "work")  # fmt: skip
 
     def __init__(self, tpl: Template, kernel: Any, opts: IKOptions) -> None:
         nq = tpl.model.nq
@@ -212,30 +267,46 @@ class _Single:
         self.neutral = _q0_rows(tpl.model, None, 1)
         self.seed = opts.seed if opts.rng is None else None
         self.scratch = tpl.scratch
+        # The driver's scratch, reused by the thread that made the plan: no problem reads
+        # a scratch value it has not written (``_loop.solve_range``), so a reused one gives
+        # the same answer; another thread (the driver runs without the GIL) gets its own.
+        self.work = np.zeros(tpl.scratch)
+        self.thread = threading.get_ident()
 
     def solve(self, P: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve the (4, 4) pose ``P`` from ``q0`` (None: neutral)."""
         nq = self.nq
         f = P.flags
-        if not (f.c_contiguous and f.writeable and P.dtype is _F64):
+        if not (f.c_contiguous and f.writeable and P.dtype is F64):
             P = np.require(P, np.float64, ("C", "W"))
         if q0 is None:
             q = self.neutral
-        elif type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is _F64:
+        elif type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is F64:
             g = q0.flags
-            q = q0.reshape(1, nq) if g.writeable and g.c_contiguous else _writable(q0[None])
+            q = q0.reshape(1, nq) if g.writeable and g.c_contiguous else writable(q0[None])
         else:
-            q = _writable(_q0_rows(self.tpl.model, q0, 1))
+            q = writable(_q0_rows(self.tpl.model, q0, 1))
         out = np.empty(self.shape)
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
-        self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, _NO_HISTORY_Q,
-                    _NO_HISTORY_E, np.zeros(self.scratch), 0, 1)  # fmt: skip
-        return _single(self.tpl, out[0], nq, 1, _NO_HISTORY_Q, _NO_HISTORY_E, 0, t0)
+        work = self.work if threading.get_ident() == self.thread else np.zeros(self.scratch)
+        self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, NO_HISTORY_Q,
+                    NO_HISTORY_E, work, 0, 1)  # fmt: skip
+        return single_result(self.tpl, out[0], nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
 
 
-#: The last single-pose plan: one tuple (model, opts, frame, plan), matched by identity,
-#: read and replaced whole (thread-safe under the GIL).
-_LAST_SINGLE: list[tuple[Any, ...]] = [(None, None, None, None)]
+#: Single-pose plans by identity: ``(id(model), id(opts), frame) -> (model, opts, plan)``.
+#: An entry holds its model and options, so their ids are not reused while it lives, and
+#: a hit is checked by ``is``. A few call sites with options of their own (equal options
+#: built apart are distinct objects) each keep their plan; equal options would otherwise
+#: be compared field by field on every call.
+_PLANS: dict[tuple[int, int, str | None], tuple[Model, IKOptions, _Single]] = {}
+#: Plans kept at most (then all forgotten at once).
+PLANS_SIZE = 32
+
+
+def forget_plans() -> None:
+    """Drop every single-pose plan (a test that makes drivers count as uncompiled)."""
+    _PLANS.clear()
 
 
 def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | None:
@@ -255,7 +326,9 @@ def _single_plan(model: Model, frame: str | None, opts: IKOptions) -> _Single | 
     if not compiled(kernel):
         return None
     plan = _Single(tpl, kernel, opts)
-    _LAST_SINGLE[0] = (model, opts, frame, plan)
+    if len(_PLANS) >= PLANS_SIZE:
+        _PLANS.clear()
+    _PLANS[(id(model), id(opts), frame)] = (model, opts, plan)
     return plan
 
 
@@ -269,7 +342,7 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
         if neutral is None:  # shared, never written by the kernels
             neutral = _NEUTRAL[model] = model.q_neutral.reshape(1, nq).copy()
         return neutral
-    if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is _F64:
+    if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is F64:
         # The kernels never write q0: a view will do when it has the kernels' flags.
         return q0.reshape(1, nq) if q0.flags.writeable else q0.reshape(1, nq).copy()
     qa = as_q0(model, q0, batch)
@@ -285,155 +358,8 @@ def _solve_poses(
     B = math.prod(batch)
     if B == 0:
         raise InvalidValueError(f"the batch of target poses is empty (shape {P.shape})")
-    P = _writable(P).reshape(B, 4, 4)
+    P = writable(P).reshape(B, 4, 4)
     return run(tpl, P, _q0_rows(model, q0, B, batch), batch, opts, t0)
-
-
-# --- the compiled path ----------------------------------------------------------------------------
-
-
-def run_problem(prob: Problem, t0: float) -> IKResult:
-    """Run the compiled solver on an assembled problem (any targets, batched or not)."""
-    tpl = prob.template
-    B = int(np.prod(prob.batch)) if prob.batch else 1
-    targets = np.require(prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), np.float64,
-                         ("C", "W"))  # fmt: skip
-    q0 = np.array(prob.q0, dtype=np.float64).reshape(-1, tpl.model.nq)  # (B or 1, nq)
-    return run(tpl, targets, q0, prob.batch, tpl.options, t0)
-
-
-def run(
-    tpl: Template,
-    targets: np.ndarray,
-    q0: np.ndarray,
-    batch: tuple[int, ...],
-    opts: IKOptions,
-    t0: float,
-) -> IKResult:
-    """Solve ``targets`` (B, T, TARGET_SIZE) rows or (B, 4, 4) raw poses from ``q0``
-    ((1, nq) shared or (B, nq)) with the template's method; ``batch`` is the shape the
-    result takes (``()`` for one solve)."""
-    nq = tpl.model.nq
-    T = tpl.n_targets
-    # One compiled signature whatever the caller built: C-contiguous, writable float64.
-    targets = _writable(targets)
-    q0 = _writable(q0)
-    B = targets.shape[0]
-    out = np.empty((B, L.result_size(nq, T)))
-    rows = opts.history_rows if not batch else 0
-    if rows:
-        hist_q = np.empty((rows, nq))
-        hist_e = np.empty((rows, 2))
-    else:
-        hist_q, hist_e = _NO_HISTORY_Q, _NO_HISTORY_E
-    seed = opts.draw_seed()
-    method = tpl.options.kernel_method
-    collide = tpl.collision is not None
-    kernel = cached_driver(method, tpl.has_swing_twist, collide)
-    ib, fb = tpl.ibuf, tpl.fbuf
-    ns = tpl.scratch
-    if B < PARALLEL_MIN and compiled(kernel):
-        kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns), 0, B)
-    else:
-        first = 0  # problems solved before the machine code is ready (tiered start)
-        if not collide and not compiled(kernel) and method in INTERPRETABLE:
-            build = (driver.__module__, "driver", (method, tpl.has_swing_twist))
-            args = (ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns))
-            first = interpret_first(kernel, build, args, B, opts.budget)
-        if first < B:
-            with notice(kernel), progress(B - first, "ik") as tick:  # a bar on stderr after 2 s
-
-                def part(a: int, b: int) -> None:
-                    # Scratch per call: chunks run on several threads at once.
-                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns),
-                           first + a, first + b)  # fmt: skip
-                    tick(b - a)
-
-                if B - first < PARALLEL_MIN:
-                    part(0, B - first)
-                else:
-                    run_chunks(part, B - first, max(4, min(64, B // (8 * n_threads()) or 1)))
-    if tpl.model.couplings:
-        apply_couplings(tpl.model, out[:, :nq])
-        if rows:
-            apply_couplings(tpl.model, hist_q)
-    if not batch:
-        return _single(tpl, out[0], nq, T, hist_q, hist_e, rows, t0)
-    r = L.read_result(out, nq, T)
-    _raise_bad_input(r["status"], batch)
-    return make_result(
-        q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
-        orientation_error=r["orientation_error"], iterations=r["iterations"],
-        restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
-        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
-        min_distance=r["min_distance"] if collide else None,
-        in_collision=r["status"] == L.ST_IN_COLLISION,
-    )  # fmt: skip
-
-
-#: The float64 dtype: numpy's built-in dtypes are singletons, and ``is`` costs 40 ns
-#: where ``a.dtype == np.float64`` costs 170 (three such checks per single solve).
-_F64 = np.dtype(np.float64)
-_NO_HISTORY_Q = np.empty((0, 0))  # never written: the kernel records no row into them
-_NO_HISTORY_E = np.empty((0, 2))
-
-
-def _writable(a: np.ndarray) -> np.ndarray:
-    """``a`` if it is C-contiguous, writable float64 (the kernels' one signature), else a
-    copy that is."""
-    f = a.flags
-    if f.c_contiguous and f.writeable and a.dtype is _F64:
-        return a
-    return np.require(a, np.float64, ("C", "W"))
-
-
-def _single(
-    tpl: Template, row: np.ndarray, nq: int, T: int, hist_q: np.ndarray, hist_e: np.ndarray,
-    rows: int, t0: float,
-) -> IKResult:  # fmt: skip
-    """The result of one solve, read from its row without array arithmetic (the per-call
-    cost of control loops and animations). The kernel already reports a NaN error as inf."""
-    i = L.info_offset(nq, T)
-    status, iters, restarts, n, reach, clear = row[i : i + L.R_SIZE].tolist()
-    if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
-        raise_status(int(status))
-    # Positional: keyword calls cost microseconds here (see one_result).
-    result = one_result(
-        row[:nq], status == L.ST_OK, row[nq : nq + T], row[nq + T : nq + 2 * T], int(iters),
-        int(restarts), reach != 0.0, time.perf_counter() - t0, tpl.frames, tpl.method,
-        hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
-    )  # fmt: skip
-    if tpl.collision is not None:
-        with_clearance(result, clear, status == L.ST_IN_COLLISION, tpl)
-    return result
-
-
-def _raise_bad_input(status: np.ndarray, batch: tuple[int, ...]) -> None:
-    """Statuses above ``ST_NOT_CONVERGED`` are bad input: raise for the first one."""
-    bad = np.isin(status, L.BAD_INPUT)
-    if not np.any(bad):
-        return
-    first = int(np.argmax(bad))
-    where = ""
-    if batch:
-        where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
-    raise_status(int(status[first]), where)
-
-
-def raise_status(status: int, where: str = "") -> None:
-    """Raise the error of a kernel status code (see ``layout.ST_*``)."""
-    if status == L.ST_NONFINITE:
-        raise InvalidValueError(f"target or q0 contains NaN or inf{where}")
-    if status == L.ST_TOO_FAR:
-        raise InvalidValueError(
-            f"a target coordinate is beyond {L.MAX_COORDINATE:g} (model units){where}"
-        )
-    if status == L.ST_NOT_RIGID:
-        raise NotRigidError(
-            f"target pose is not a rigid transform{where}: its rotation must be orthonormal "
-            f"within {L.RIGID_TOL:g} (max |R^T R - I| entry) with det +1 and its last row "
-            "[0, 0, 0, 1]; kinetree.spatial.orthonormalize projects a near-rigid pose"
-        )
 
 
 def solve_all(

@@ -8,6 +8,7 @@ parameters (link lengths) can be called directly: ``models.planar_2r(1.0, 0.5)``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach as _attach
 from ..errors import unknown_name
 from ..model import Model
-from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis
+from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis, zxx_arm
 from .humanoid import humanoid
 from .quadruped import quadruped
 from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
@@ -48,6 +49,7 @@ __all__ = [
     "ur5",
     "ur10",
     "with_meshes",
+    "zxx_arm",
 ]
 
 _REGISTRY: dict[str, Callable[[], Model]] = {
@@ -55,7 +57,7 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "planar3r": planar_3r,
     "three_axis": three_axis,
     "six_axis": six_axis,
-    "seed003_arm": seed003_arm,
+    "zxx_arm": zxx_arm,
     "panda": panda,
     "panda_urdf": panda_urdf,
     "ur3": ur3,
@@ -66,6 +68,9 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "quadruped": quadruped,
 }
 
+#: Old names of built-in models, still loaded for one release (with a DeprecationWarning).
+RENAMED = {"seed003_arm": "zxx_arm"}
+
 
 def available() -> tuple[str, ...]:
     """Names of the built-in models."""
@@ -75,6 +80,9 @@ def available() -> tuple[str, ...]:
 @cache
 def get(name: str) -> Model:
     """The built-in model ``name`` (models are immutable, so one instance is shared)."""
+    if name in RENAMED:
+        warnings.warn(f"model {name!r} is now {RENAMED[name]!r}", DeprecationWarning, stacklevel=2)
+        name = RENAMED[name]
     try:
         factory = _REGISTRY[name]
     except KeyError:

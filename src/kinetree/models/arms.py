@@ -6,7 +6,9 @@ The seeds give these arms symbolically; the default lengths here are our choice
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +16,15 @@ from ..builder import ModelBuilder
 from ..model import Model
 from ..spatial import translation
 
-__all__ = ["planar_2r", "planar_3r", "planar_nr", "seed003_arm", "six_axis", "three_axis"]
+__all__ = [
+    "planar_2r",
+    "planar_3r",
+    "planar_nr",
+    "seed003_arm",
+    "six_axis",
+    "three_axis",
+    "zxx_arm",
+]
 
 PI = float(np.pi)
 
@@ -73,14 +83,14 @@ def six_axis(lengths: Sequence[float] = (0.3, 0.3, 0.25, 0.1, 0.1, 0.08)) -> Mod
     return _axis_chain("six_axis", ["z", "y", "y", "z", "y", "z"], lengths)
 
 
-def seed003_arm(
+def zxx_arm(
     L1: float = 0.10,
     L2: float = 0.05,
     L3: float = 0.20,
     L4: float = 0.15,
     base: Sequence[float] = (0.0, 0.0, 0.0),
 ) -> Model:
-    """Seed 003's 3-DoF manipulator: z, then x, then x rotations.
+    """The 3-DoF manipulator of seed 003: z, then x, then x rotations.
 
     ``p = T(x_r, y_r, z_r) Rz(t1) Tz(L1) Tx(L2) Rx(t2) Ty(L3) Rx(t3) (0, L4, 0, 1)``, so
 
@@ -90,7 +100,7 @@ def seed003_arm(
 
     Limits: t1, t2 in [-pi, pi] and, as the seed imposes, 0 <= t3 <= pi.
     """
-    b = ModelBuilder("seed003_arm", root="base")
+    b = ModelBuilder("zxx_arm", root="base")
     b.add_joint("joint1", "base", "link1", axis="z", origin=translation(base), limits=(-PI, PI))
     b.add_joint(
         "joint2", "link1", "link2", axis="x", origin=translation([L2, 0.0, L1]), limits=(-PI, PI)
@@ -100,5 +110,11 @@ def seed003_arm(
     )
     b.add_frame("tip", "link3", origin=translation([0.0, L4, 0.0]))
     b.set_end_effectors("tip")
-    b.metadata["seed003"] = {"L": (L1, L2, L3, L4), "base": tuple(float(v) for v in base)}
+    b.metadata["zxx_arm"] = {"L": (L1, L2, L3, L4), "base": tuple(float(v) for v in base)}
     return b.build()
+
+
+def seed003_arm(*args: Any, **kwargs: Any) -> Model:
+    """Deprecated name of :func:`zxx_arm` (kept for one release)."""
+    warnings.warn("kinetree.models.seed003_arm is now zxx_arm", DeprecationWarning, stacklevel=2)
+    return zxx_arm(*args, **kwargs)

@@ -1,0 +1,155 @@
+"""The Python around one Panda 6D solve: keyword options against a prebuilt ``IKOptions``,
+and where the microseconds outside the compiled driver go.
+
+    PYTHONPATH=src python benchmarks/percall.py                # 2000 targets x 5 rounds
+    PYTHONPATH=src python benchmarks/percall.py --n 500 --rounds 3
+
+Every variant solves the same target in turn (A, B, C, then the next target; the order
+rotates per round), each call timed on its own with ``time.perf_counter_ns``, so that the
+machine's state drifts under all of them alike. Variants: ``options=`` a prebuilt
+:class:`kinetree.IKOptions`; the same options as keywords (``active=`` a list of joint
+names, ``tol=``, ``time_budget=``: one list, so the identity shortcut for scalars does not
+apply); no options. Then a breakdown of the prebuilt call: the compiled driver alone on
+the same arguments, and the steps around it timed one by one (``--profile`` adds a
+cProfile of the keyword call). One numba/BLAS thread.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import kinetree  # noqa: E402
+from kinetree.ik import IKOptions  # noqa: E402
+
+TOL = 1e-6
+BUDGET = 0.005
+
+
+def interleaved(variants: dict[str, Callable[[int], object]], n: int, rounds: int) -> dict:
+    """Per-call times [s] of each variant, target by target, the order rotating."""
+    names = list(variants)
+    times = {k: [] for k in names}
+    clock = time.perf_counter_ns
+    for r in range(rounds):
+        for i in range(n):
+            k0 = (i + r) % len(names)
+            for k in names[k0:] + names[:k0]:
+                f = variants[k]
+                t = clock()
+                f(i)
+                times[k].append((clock() - t) * 1e-9)
+    return {k: np.asarray(v) for k, v in times.items()}
+
+
+def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: int) -> None:
+    """The prebuilt call against its compiled driver alone, and the steps between."""
+    import importlib
+
+    S = importlib.import_module("kinetree.ik.solve")  # the module, not ik.solve()
+
+    q0 = model.neutral()
+    model.ik(T[0], q0=q0, options=opts)
+    if hasattr(S, "_PLANS"):
+        plan = S._PLANS[(id(model), id(opts), None)][2]
+    else:  # before the plans by identity
+        plan = S._LAST_SINGLE[0][3]
+    if plan is None:
+        print("no single-pose plan (driver not compiled?)")
+        return
+    try:
+        from kinetree.ik._run import NO_HISTORY_E, NO_HISTORY_Q, single_result
+    except ImportError:  # before the run module (for before/after comparisons)
+        NO_HISTORY_E, NO_HISTORY_Q = S._NO_HISTORY_E, S._NO_HISTORY_Q  # type: ignore[attr-defined]
+        single_result = S._single  # type: ignore[attr-defined]
+
+    clock = time.perf_counter_ns
+    out = np.empty(plan.shape)
+    q = q0.reshape(1, -1)
+    steps = {
+        "Model.ik (options=)": lambda P: model.ik(P, q0=q0, options=opts),
+        "ik.solve direct": lambda P: S.solve(model, P, q0=q0, options=opts),
+        "kernel alone": lambda P: plan.kernel(plan.ibuf, plan.fbuf, P.reshape(1, 4, 4), q, 0,
+                                              out, NO_HISTORY_Q, NO_HISTORY_E,
+                                              np.zeros(plan.scratch), 0, 1),
+        "np.empty + np.zeros": lambda P: (np.empty(plan.shape), np.zeros(plan.scratch)),
+        "result from row": lambda P: single_result(plan.tpl, out[0], plan.nq, 1, NO_HISTORY_Q,
+                                                   NO_HISTORY_E, 0, 0.0),
+    }  # fmt: skip
+    # Each step over all targets in a loop of its own (the kernel's time depends on the
+    # target; the steps' order would otherwise share caches unevenly).
+    parts: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(3):
+        for k, f in steps.items():
+            for i in range(n):
+                P = T[i % len(T)]
+                t = clock()
+                f(P)
+                parts[k].append((clock() - t) * 1e-3)
+    total = float(np.median(parts["Model.ik (options=)"]))
+    print("\n| step (prebuilt options, one Panda pose) | median µs |")
+    print("|---|---:|")
+    for k, v in parts.items():
+        print(f"| {k} | {np.median(v):.2f} |")
+    kern = float(np.median(parts["kernel alone"]))
+    print(f"| Python around the kernel (call - kernel) | {total - kern:.2f} |")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=2000, help="Panda targets (default 2000)")
+    ap.add_argument("--rounds", type=int, default=5, help="passes over them (default 5)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the keyword call")
+    a = ap.parse_args(argv)
+    model = kinetree.load("panda")
+    T = [np.ascontiguousarray(t) for t in model.fk(model.random_configuration(a.n, rng=0))]
+    q0 = model.neutral()
+    active = list(model.joint_names)
+    kw = {"active": active, "tol": TOL, "time_budget": BUDGET}
+    opts = IKOptions(**kw)
+
+    variants = {
+        "options=IKOptions": lambda i: model.ik(T[i], q0=q0, options=opts),
+        "keywords": lambda i: model.ik(T[i], q0=q0, active=active, tol=TOL, time_budget=BUDGET),
+        "no options": lambda i: model.ik(T[i], q0=q0),
+    }
+    for f in variants.values():  # first calls (templates, driver load) are not counted
+        f(0)
+    times = interleaved(variants, a.n, a.rounds)
+    load = os.getloadavg()[0]
+    print(f"kinetree {kinetree.__version__}, Panda 6D at {TOL:g}, {a.n} targets x {a.rounds} "
+          f"rounds, interleaved per target, load {load:.2f}\n")  # fmt: skip
+    print("| variant | median µs | mean µs | median / prebuilt |")
+    print("|---|---:|---:|---:|")
+    base = float(np.median(times["options=IKOptions"]))
+    for k, v in times.items():
+        m = float(np.median(v))
+        print(f"| {k} | {m * 1e6:.2f} | {v.mean() * 1e6:.2f} | {m / base:.3f} |")
+    # Per-target ratio: the same target, adjacent in time.
+    ratio = times["keywords"] / times["options=IKOptions"]
+    print(f"\nkeywords / prebuilt, median of per-call ratios: {np.median(ratio):.3f}")
+    breakdown(model, T, opts, a.n)
+    if a.profile:
+        import cProfile
+        import pstats
+
+        pr = cProfile.Profile()
+        pr.enable()
+        for i in range(a.n):
+            variants["keywords"](i)
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
