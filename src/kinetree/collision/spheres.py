@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .. import geometry as geo
+from .._cache import PerModel
 from .._validate import check_positive
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
@@ -208,9 +208,7 @@ def shape_spheres(
     return c @ T[:3, :3].T + T[:3, 3], np.array(r, dtype=np.float64)
 
 
-_ROBOT: weakref.WeakKeyDictionary[Model, dict[tuple[object, ...], RobotSpheres]] = (
-    weakref.WeakKeyDictionary()
-)
+_ROBOT: PerModel[RobotSpheres] = PerModel()
 
 
 def robot_spheres(
@@ -241,8 +239,7 @@ def robot_spheres(
             f"kind must be one of {', '.join(geo.GEOMETRY_KINDS)}, got {kind!r}"
         )
     key = (int(max_spheres), max_overshoot, kind, skip_missing)
-    per_model = _ROBOT.setdefault(model, {})
-    hit = per_model.get(key)
+    hit = _ROBOT.get(model, key)
     if hit is not None:
         return hit
     links: list[str] = []
@@ -288,5 +285,5 @@ def robot_spheres(
         int(max_spheres),
         max_overshoot,
     )
-    per_model[key] = out
+    _ROBOT.put(model, out, key)
     return out

@@ -13,11 +13,11 @@ import dataclasses
 import math
 import threading
 import time
-import weakref
 from typing import Any
 
 import numpy as np
 
+from .._cache import PerModel
 from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..ik import layout as L
@@ -36,7 +36,7 @@ __all__ = ["fk", "ik", "jacobian"]
 IK_THREADS = 64
 FK_THREADS = 128
 
-_MODEL_ON_DEVICE: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_MODEL_ON_DEVICE: PerModel[Any] = PerModel()
 
 
 def _grid(cuda: Any, n: int, threads: int, per_sm: int) -> tuple[int, int]:
@@ -67,18 +67,16 @@ def launch_shape(n: int, sms: int, threads: int, per_sm: int) -> tuple[int, int]
 
 def _model_arrays(cuda: Any, model: Model, node: int) -> tuple[Any, Any, Any]:
     """``(fdata, idata, nodes)`` on the GPU, kept per model and frame."""
-    cache = _MODEL_ON_DEVICE.get(model)
-    if cache is None:
-        cache = _MODEL_ON_DEVICE[model] = {}
-    hit = cache.get(node)
+    hit = _MODEL_ON_DEVICE.get(model, node)
     if hit is None:
         fdata, idata = packed(model)
         nodes = needed_nodes(model, (node,))
-        hit = cache[node] = (
+        hit = (
             cuda.to_device(fdata),
             cuda.to_device(idata),
             cuda.to_device(np.ascontiguousarray(nodes)),
         )
+        _MODEL_ON_DEVICE.put(model, hit, node)
     return hit
 
 
@@ -231,13 +229,10 @@ def _pose_problem(
 
 
 def _neutral(cuda: Any, model: Model) -> Any:
-    cache = _MODEL_ON_DEVICE.get(model)
-    if cache is None:
-        cache = _MODEL_ON_DEVICE[model] = {}
-    hit = cache.get("neutral")
+    hit = _MODEL_ON_DEVICE.get(model, "neutral")
     if hit is None:
         q = np.ascontiguousarray(model.q_neutral, dtype=np.float64).reshape(1, model.nq)
-        hit = cache["neutral"] = cuda.to_device(q)
+        hit = _MODEL_ON_DEVICE.put(model, cuda.to_device(q), "neutral")
     return hit
 
 

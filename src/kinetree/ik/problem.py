@@ -10,13 +10,13 @@ adds the per-call targets and ``q0``. The arrays' slots are named in
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._cache import PerModel
 from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..kinematics import needed_nodes
@@ -370,8 +370,7 @@ def _quaternion_layout(
 
 
 # Templates per model, kept outside the frozen model and dropped with it.
-_TEMPLATES: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
-_CACHE_SIZE = 128
+_TEMPLATES: PerModel[Template] = PerModel(limit=128)
 
 
 def cached_template(
@@ -386,18 +385,14 @@ def cached_template(
     an animation) pay for the layout once."""
     shape = first[:, L.T_W_POS : L.T_POINT + 3]
     key = (frames, kinds, shape.tobytes(), opts.layout_key())
-    cache = _TEMPLATES.get(model)
-    if cache is None:
-        cache = _TEMPLATES[model] = {}
-    tpl = cache.get(key)
+    tpl = _TEMPLATES.get(model, key)
     if tpl is None:
         is_point = (np.array(kinds) == L.KIND_FRAME)[:, None]
         points = first[:, L.T_POINT : L.T_POINT + 3] * is_point
         weights = np.ascontiguousarray(first[:, L.T_W_POS : L.T_W_ROT + 3])
-        tpl = template(model, frames, kinds, weights, points, opts.layout_key())
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[key] = tpl
+        tpl = _TEMPLATES.put(
+            model, template(model, frames, kinds, weights, points, opts.layout_key()), key
+        )
     return tpl
 
 

@@ -14,11 +14,11 @@ import dataclasses
 import math
 import threading
 import time
-import weakref
 from typing import Any
 
 import numpy as np
 
+from .._cache import PerModel
 from .._compile import compiled
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
@@ -167,8 +167,8 @@ def _with_pins(
 
 _POSE_WEIGHTS = np.ones((1, 6))
 _POSITION_WEIGHTS = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
-_PLAIN: weakref.WeakKeyDictionary[Model, dict[Any, Template]] = weakref.WeakKeyDictionary()
-_NEUTRAL: weakref.WeakKeyDictionary[Model, np.ndarray] = weakref.WeakKeyDictionary()
+_PLAIN: PerModel[Template] = PerModel(limit=64)
+_NEUTRAL: PerModel[np.ndarray] = PerModel()
 #: The last plain template handed out, by identity of model and options: one tuple
 #: (model, opts, frame, position, template), read and replaced whole so that threads
 #: never see one call's model with another's template. It keeps one model alive, as its
@@ -196,19 +196,14 @@ def _kept_template(
 ) -> Template:
     """The template of plain targets on ``frames`` (a position target where
     ``positions`` says so, else a pose), kept per model, frames and options."""
-    cache = _PLAIN.get(model)
-    if cache is None:
-        cache = _PLAIN[model] = {}
     key = (frames, positions, opts.layout_key())
-    tpl = cache.get(key)
+    tpl = _PLAIN.get(model, key)
     if tpl is None:
         T = len(frames)
         weights = np.stack([_POSITION_WEIGHTS[0] if p else _POSE_WEIGHTS[0] for p in positions])
         tpl = template(model, frames, (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
                        opts.layout_key())  # fmt: skip
-        if len(cache) >= 64:
-            cache.clear()
-        cache[key] = tpl
+        _PLAIN.put(model, tpl, key)
     return tpl
 
 
@@ -340,7 +335,7 @@ def _q0_rows(model: Model, q0: Any, B: int, batch: tuple[int, ...] = ()) -> np.n
     if q0 is None:
         neutral = _NEUTRAL.get(model)
         if neutral is None:  # shared, never written by the kernels
-            neutral = _NEUTRAL[model] = model.q_neutral.reshape(1, nq).copy()
+            neutral = _NEUTRAL.put(model, model.q_neutral.reshape(1, nq).copy())
         return neutral
     if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is F64:
         # The kernels never write q0: a view will do when it has the kernels' flags.
