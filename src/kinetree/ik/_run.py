@@ -22,7 +22,7 @@ from . import layout as L
 from ._drivers import cached_driver, driver
 from .options import IKOptions
 from .problem import Problem, Template, apply_couplings
-from .result import IKResult, make_result, one_result, with_clearance
+from .result import IKResult, is_bad_input, make_result, one_result, with_clearance
 
 __all__ = ["raise_status", "run", "run_problem", "single_result", "writable"]
 
@@ -138,7 +138,7 @@ def single_result(
     cost of control loops and animations). The kernel already reports a NaN error as inf."""
     i = L.info_offset(nq, T)
     status, iters, restarts, n, reach, clear = row[i : i + L.R_SIZE].tolist()
-    if status > L.ST_NOT_CONVERGED and status != L.ST_IN_COLLISION:  # bad input
+    if is_bad_input(status):
         raise_status(int(status))
     # Positional: keyword calls cost microseconds here (see one_result).
     result = one_result(
@@ -152,8 +152,8 @@ def single_result(
 
 
 def _raise_bad_input(status: np.ndarray, batch: tuple[int, ...]) -> None:
-    """Statuses above ``ST_NOT_CONVERGED`` are bad input: raise for the first one."""
-    bad = np.isin(status, L.BAD_INPUT)
+    """Raise for the first status that is bad input (:func:`.result.is_bad_input`)."""
+    bad = is_bad_input(status)
     if not np.any(bad):
         return
     first = int(np.argmax(bad))
