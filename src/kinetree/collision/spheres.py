@@ -28,8 +28,6 @@ reads it back.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +35,8 @@ import numpy as np
 
 from .. import geometry as geo
 from .._cache import PerModel
+from .._disk import _MEMORY as _disk_memory
+from .._disk import cache_root, digest, kept_arrays
 from .._validate import check_positive
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
@@ -86,9 +86,7 @@ class RobotSpheres:
 def cache_dir() -> Path:
     """Where fitted spheres are kept: ``$KINETREE_CACHE_DIR/spheres``, else
     ``~/.cache/kinetree/spheres``."""
-    root = os.environ.get("KINETREE_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "kinetree"
-    return base / "spheres"
+    return cache_root() / "spheres"
 
 
 # --- fitting -------------------------------------------------------------------------------
@@ -144,38 +142,18 @@ def _cached_fit(
 ) -> tuple[np.ndarray, np.ndarray]:
     v = np.ascontiguousarray(vertices, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
-    h = hashlib.sha256()
-    h.update(f"{_ALGORITHM}:{max_spheres}:{max_overshoot!r}:{v.shape}:{f.shape}".encode())
-    h.update(v.tobytes())
-    h.update(f.tobytes())
-    key = h.hexdigest()[:32]
-    mem = _MEMORY.get(key)
-    if mem is not None:
-        return mem
-    path = cache_dir() / f"{key}.npz"
-    if use_cache:
-        try:
-            with np.load(path) as z:
-                out = (np.array(z["centers"]), np.array(z["radii"]))
-            _MEMORY[key] = out
-            return out
-        except (OSError, KeyError, ValueError):
-            pass
-    c, r, _ = fit_mesh(v, f, max_spheres, max_overshoot)
-    out = (c, r)
-    _MEMORY[key] = out
-    if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-            np.savez(tmp, centers=out[0], radii=out[1])
-            os.replace(tmp, path)
-        except OSError:  # a read-only home: fit again next time
-            pass
-    return out
+    key = digest(f"{_ALGORITHM}:{max_spheres}:{max_overshoot!r}", (v, f))
+
+    def fit() -> dict[str, np.ndarray]:
+        c, r, _ = fit_mesh(v, f, max_spheres, max_overshoot)
+        return {"centers": c, "radii": r}
+
+    out = kept_arrays("spheres", key, fit, use_cache)
+    return out["centers"], out["radii"]
 
 
-_MEMORY: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+#: What this process fitted or read (shared with :mod:`kinetree._disk`).
+_MEMORY = _disk_memory
 
 
 def shape_spheres(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._disk import digest, kept_arrays
 from ...geometry import Box, Capsule, Cylinder, Mesh, Sphere
 from ...model import Model
 from ...spatial import rot_z
@@ -36,18 +37,24 @@ _HULLS_KEPT = 32
 
 def _hull(mesh: Mesh) -> np.ndarray:
     """The corners ``(k, 3)`` of the convex hull of a mesh's vertices (all of them when
-    the hull is flat): the lowest point in any orientation is one of them."""
-    from scipy.spatial import ConvexHull, QhullError
-
+    the hull is flat): the lowest point in any orientation is one of them. Kept per mesh
+    in memory and on disk (:mod:`kinetree._disk`): a first retarget then neither imports
+    qhull nor runs it."""
     got = _HULLS.get(id(mesh))
     if got is not None and got[0] is mesh:
         return got[1]
-    v = np.asarray(mesh.vertices, dtype=np.float64).reshape(-1, 3)
-    if len(v) > 8:
+    v = np.ascontiguousarray(mesh.vertices, dtype=np.float64).reshape(-1, 3)
+
+    def corners() -> dict[str, np.ndarray]:
+        from scipy.spatial import ConvexHull, QhullError
+
         try:
-            v = v[ConvexHull(v).vertices]
+            return {"corners": v[ConvexHull(v).vertices]}
         except (QhullError, ValueError):
-            pass
+            return {"corners": v}
+
+    if len(v) > 8:
+        v = kept_arrays("hulls", digest("qhull-corners-v1", (v,)), corners)["corners"]
     if len(_HULLS) >= _HULLS_KEPT:
         _HULLS.pop(next(iter(_HULLS)))
     _HULLS[id(mesh)] = (mesh, v)
