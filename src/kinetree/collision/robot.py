@@ -78,6 +78,14 @@ class CollisionTables:
     #: :meth:`CollisionModel.tables`' ``moving``): (link, obstacle name or link).
     left_out: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def scene(
+        self,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(nodes, spheres, links, obstacles, obstacle_data, pairs)``: what every
+        collision kernel reads after ``(q, fdata, idata)``, in its order."""
+        return self.nodes, self.spheres, self.links, self.obstacles, self.obstacle_data, self.pairs
+
 
 @dataclass(frozen=True, eq=False)
 class DistanceResult:
@@ -241,12 +249,7 @@ class CollisionModel:
                     Q,
                     fdata,
                     idata,
-                    t.nodes,
-                    t.spheres,
-                    t.links,
-                    t.obstacles,
-                    t.obstacle_data,
-                    t.pairs,
+                    *t.scene,
                     stop_below,
                     out,
                     arg,
@@ -319,12 +322,7 @@ class CollisionModel:
                     Q,
                     fdata,
                     idata,
-                    t.nodes,
-                    t.spheres,
-                    t.links,
-                    t.obstacles,
-                    t.obstacle_data,
-                    t.pairs,
+                    *t.scene,
                     cut,
                     out,
                     a,
