@@ -111,7 +111,7 @@ def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool)
             k = act[kk]
             if k >= 0:
                 q_prev[k] = min(max(0.0, lo[k]), hi[k])
-    project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi)
+    project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi, w.st)
 
 
 @njit(cache=True, inline="always")
