@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kinematics._kernels import no_refcount
+
 
 @njit(cache=True, inline="always")
 def cholesky_solve(A: np.ndarray, n: int, b: np.ndarray, x: np.ndarray) -> bool:
@@ -156,7 +158,7 @@ def gram_rows(J: np.ndarray, A: np.ndarray, rows: np.ndarray, tcols: np.ndarray)
                 j += 1
 
 
-@njit(cache=True)
+@no_refcount
 def damped_solve(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
     rows: np.ndarray, tcols: np.ndarray,
@@ -204,7 +206,7 @@ def damped_solve(
     return True
 
 
-@njit(cache=True)
+@no_refcount
 def damped_solve6(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
 ) -> bool:
@@ -272,7 +274,7 @@ def damped_solve6(
     return True
 
 
-@njit(cache=True)
+@no_refcount
 def damped_solve3(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
 ) -> bool:
@@ -325,7 +327,7 @@ def downdate_gram(J: np.ndarray, G: np.ndarray, kk: int) -> None:
             G[i, j] -= x * J[j, kk]
 
 
-@njit(cache=True)
+@no_refcount
 def dls_solve(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
     rows: np.ndarray, tcols: np.ndarray, G: np.ndarray, fresh: bool,

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes
+from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes, no_refcount
 from ..kinematics.layout import (
     F_AXIS,
     F_BALL_LIMIT,
@@ -92,7 +92,7 @@ def pinv_solve(
             dq[k] += a * Vt[i, k]
 
 
-@njit(cache=True)
+@no_refcount
 def transpose_solve(J: np.ndarray, e: np.ndarray, dq: np.ndarray) -> None:
     """Jacobian transpose with the optimal step: ``alpha = <e, J J^T e> / |J J^T e|^2``."""
     m, na = J.shape
@@ -180,7 +180,7 @@ def sdls_solve(
             dq[k] *= gmax / mx
 
 
-@njit(cache=True)
+@no_refcount
 def nullspace_rest(
     J: np.ndarray, z: np.ndarray, out: np.ndarray, A: np.ndarray, y: np.ndarray, Jz: np.ndarray,
     rows: np.ndarray, tcols: np.ndarray,
@@ -201,7 +201,7 @@ def nullspace_rest(
 # --- CCD ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@no_refcount
 def is_ancestor(idata: np.ndarray, anc: int, node: int) -> bool:
     k = node
     while k >= 0:
@@ -211,7 +211,7 @@ def is_ancestor(idata: np.ndarray, anc: int, node: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@no_refcount
 def ccd_sweep(
     q: np.ndarray,
     fdata: np.ndarray,

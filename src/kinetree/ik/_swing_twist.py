@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kinematics._kernels import no_refcount
 from ..kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
 from ..spatial._kernels import log3, rodrigues
 from ._linalg import cholesky_solve
@@ -58,7 +59,7 @@ def group_rotation_into(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, 
                 R[r, c] = T[r, c]
 
 
-@njit(cache=True)
+@no_refcount
 def quat_from_matrix(R: np.ndarray, out: np.ndarray) -> None:
     """Unit quaternion ``(w, x, y, z)`` of a rotation matrix (Shepperd's method), w >= 0."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -133,7 +134,7 @@ def swing_twist_into(
     return swing, 0.0, 0.0, 0.0, twist
 
 
-@njit(cache=True)
+@no_refcount
 def _mul3(A: np.ndarray, B: np.ndarray, transpose_b: bool, out: np.ndarray) -> None:
     """``out = A B`` (or ``A B^T``) for 3x3 matrices."""
     for r in range(3):
@@ -165,7 +166,7 @@ def identity3(M: np.ndarray) -> None:
             M[r, c] = 1.0 if r == c else 0.0
 
 
-@njit(cache=True)
+@no_refcount
 def project_group(
     q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
     swing_max: float, tw_lo: float, tw_hi: float, lo: np.ndarray, hi: np.ndarray,
@@ -228,7 +229,7 @@ def project_group(
     return True
 
 
-@njit(cache=True)
+@no_refcount
 def feasible(
     q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
     swing_max: float, tw_lo: float, tw_hi: float, sc: np.ndarray,
@@ -241,7 +242,7 @@ def feasible(
     return sw <= swing_max + 1e-12 and tw_lo - 1e-12 <= tw <= tw_hi + 1e-12
 
 
-@njit(cache=True)
+@no_refcount
 def project_all(
     q: np.ndarray, q_prev: np.ndarray, fdata: np.ndarray, gi: np.ndarray, gf: np.ndarray,
     lo: np.ndarray, hi: np.ndarray, sc: np.ndarray,
