@@ -173,11 +173,13 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
         m.ik(t, tol=TOL)
         if pl:
             pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
-    kt, ks, pt, ps, both = [], 0, [], 0, []
+    kt, ks, pt, ps, both, its, restarted = [], 0, [], 0, [], [], 0
     for t in targets:
         t0 = time.perf_counter()
         r = m.ik(t, tol=TOL)
         kt.append(time.perf_counter() - t0)
+        its.append(int(r.iterations))
+        restarted += int(r.restarts) > 0
         k_ok = r.success and error(m, r.q, t) <= TOL * (1 + 1e-9)
         ks += k_ok
         if pl:
@@ -193,6 +195,8 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
         "robot": name, "nv": m.nv, "n": n,
         "kinetree_solved": ks / n, "kinetree_median_us": 1e6 * float(np.median(kt)),
         "kinetree_mean_us": 1e6 * float(np.mean(kt)),
+        "kinetree_iterations_median": float(np.median(its)),
+        "kinetree_iterations_mean": float(np.mean(its)), "kinetree_restarted": restarted / n,
     }  # fmt: skip
     if pl:
         row.update(

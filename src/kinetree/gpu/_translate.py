@@ -12,7 +12,7 @@ switch).
 
 What cannot compile for CUDA is swapped at this one place, by identity of the CPU function:
 
-* ``ik._tasks.monotonic`` (``clock_gettime`` through ``ctypes``) becomes a read of the
+* ``ik._clock.monotonic`` (``clock_gettime`` through ``ctypes``) becomes a read of the
   GPU's nanosecond ``%globaltimer`` (a three-line CUDA C function linked in), so the
   per-problem ``time_budget`` means the same on both targets;
 * the name ``np`` is a copy of the numpy namespace whose ``isfinite`` is a device
@@ -33,7 +33,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from .._compile import rebind
-from ..ik import _tasks
+from ..ik._clock import monotonic as cpu_monotonic
 
 __all__ = ["device", "kernel", "simulator"]
 
@@ -86,7 +86,7 @@ def _numpy_shim() -> types.ModuleType:
 
 
 def _clock() -> Any:
-    """The device replacement of ``_tasks.monotonic(buf)`` [s]."""
+    """The device replacement of ``_clock.monotonic(buf)`` [s]."""
     clock = _SHARED.get("clock")
     if clock is None:
         from numba import cuda, float64
@@ -108,7 +108,7 @@ def _clock() -> Any:
 
 
 def _replacement(value: Any) -> Any:
-    if value is _tasks.monotonic:
+    if value is cpu_monotonic:
         return _clock()
     if isinstance(value, CPUDispatcher):
         return device(value)

@@ -51,9 +51,9 @@ def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
                          apply_rule=RULES[method])  # fmt: skip
     # A loop that allocates nothing runs without numba's reference counting: every array
     # it binds would otherwise cost atomic increments per iteration (measured: 20.3 ->
-    # 12.0 us per Panda solve). The SVD rules and the swing-twist projection allocate,
-    # so their drivers keep it.
-    flags = {} if method in ("pinv", "sdls") or swing_twist else {"_nrt": False}
+    # 12.0 us per Panda solve). The SVD rules allocate, so their drivers keep it; the
+    # swing-twist projection works in the loop's scratch (``Work.st``) and does not.
+    flags = {} if method in ("pinv", "sdls") else {"_nrt": False}
     one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
                   SWING_TWIST_ON=swing_twist, COLLISION_ON=collision)  # fmt: skip
     # The driver is the range loop itself, without a wrapper around it: numba optimises

@@ -23,19 +23,14 @@ from numba import njit
 
 from ..kinematics._kernels import fk_nodes
 from ..kinematics.layout import F_BALL_LIMIT
+from ._clock import monotonic
 from ._collide import clearance, final_clearance, penalised
 from ._manifold import clamp_angle, normalize_quat, random_rotation
+from ._random import rand01
 from ._steps import jacobian_update
 from ._swing_twist import project_all
-from ._tasks import (
-    badness,
-    check_raw_pose,
-    check_targets,
-    load_targets,
-    monotonic,
-    rand01,
-    task_errors,
-)
+from ._target_rows import check_raw_pose, check_targets, load_targets
+from ._tasks import badness, task_errors
 from .layout import (
     BA_KEEP,
     BA_NODE,
@@ -111,7 +106,7 @@ def project_swing_twist(cf: Config, w: Work, fdata: np.ndarray, from_zero: bool)
             k = act[kk]
             if k >= 0:
                 q_prev[k] = min(max(0.0, lo[k]), hi[k])
-    project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi)
+    project_all(w.q, w.q_prev, fdata, cf.st_i, cf.st_f, cf.lo, cf.hi, w.st)
 
 
 @njit(cache=True, inline="always")

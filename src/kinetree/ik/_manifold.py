@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..kinematics._kernels import no_refcount
 from ._random import rand01
 
 
-@njit(cache=True)
+@no_refcount
 def normalize_quat(q: np.ndarray, s: int) -> None:
     """Scale ``q[s:s + 4]`` to unit length with ``w >= 0``; a zero quaternion becomes the
     identity, NaN stays NaN. A norm whose square would overflow (entries of 1e300) or
@@ -43,7 +43,7 @@ def normalize_quat(q: np.ndarray, s: int) -> None:
         q[s + c] *= inv
 
 
-@njit(cache=True)
+@no_refcount
 def quat_step(q: np.ndarray, s: int, wx: float, wy: float, wz: float) -> None:
     """``q[s:s + 4] <- q * exp(w)``: turn by the rotation vector ``w`` [rad] given in the
     joint's own frame, then renormalise."""
@@ -63,7 +63,7 @@ def quat_step(q: np.ndarray, s: int, wx: float, wy: float, wz: float) -> None:
     normalize_quat(q, s)
 
 
-@njit(cache=True)
+@no_refcount
 def clamp_angle(q: np.ndarray, s: int, limit: float) -> bool:
     """Bring a unit quaternion (``w >= 0``) within ``limit`` [rad] of the identity along
     its own axis (the ball joint's cone of rotations); True when it was outside."""
@@ -79,7 +79,7 @@ def clamp_angle(q: np.ndarray, s: int, limit: float) -> bool:
     return True
 
 
-@njit(cache=True)
+@no_refcount
 def log_between(q: np.ndarray, s: int, r: np.ndarray, out: np.ndarray, o: int) -> None:
     """``out[o:o + 3]`` = the rotation vector [rad] that turns ``q[s:s+4]`` into
     ``r[s:s+4]``, in the joint's own frame: ``log(conj(q) * r)``, the short way round."""
@@ -98,7 +98,7 @@ def log_between(q: np.ndarray, s: int, r: np.ndarray, out: np.ndarray, o: int) -
     out[o + 2] = k * z
 
 
-@njit(cache=True)
+@no_refcount
 def random_rotation(q: np.ndarray, s: int, limit: float, rng: np.ndarray) -> None:
     """A random unit quaternion into ``q[s:s + 4]``: uniform over all rotations without
     a limit, else a uniform axis turned by an angle uniform in [0, limit]."""

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes
+from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes, no_refcount
 from ..kinematics.layout import (
     F_AXIS,
     F_BALL_LIMIT,
@@ -44,7 +44,7 @@ from ..kinematics.layout import (
     I_TYPE,
     I_V_INDEX,
 )
-from ._linalg import damped_solve, dls_solve
+from ._linalg import damped_solve, dls_solve, downdate_gram, keeps_gram
 from ._manifold import clamp_angle, log_between, quat_step
 from ._tasks import assemble, scale_columns, target_point, to_coordinates
 from .layout import (
@@ -92,7 +92,7 @@ def pinv_solve(
             dq[k] += a * Vt[i, k]
 
 
-@njit(cache=True)
+@no_refcount
 def transpose_solve(J: np.ndarray, e: np.ndarray, dq: np.ndarray) -> None:
     """Jacobian transpose with the optimal step: ``alpha = <e, J J^T e> / |J J^T e|^2``."""
     m, na = J.shape
@@ -180,7 +180,7 @@ def sdls_solve(
             dq[k] *= gmax / mx
 
 
-@njit(cache=True)
+@no_refcount
 def nullspace_rest(
     J: np.ndarray, z: np.ndarray, out: np.ndarray, A: np.ndarray, y: np.ndarray, Jz: np.ndarray,
     rows: np.ndarray, tcols: np.ndarray,
@@ -201,7 +201,7 @@ def nullspace_rest(
 # --- CCD ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@no_refcount
 def is_ancestor(idata: np.ndarray, anc: int, node: int) -> bool:
     k = node
     while k >= 0:
@@ -211,7 +211,7 @@ def is_ancestor(idata: np.ndarray, anc: int, node: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@no_refcount
 def ccd_sweep(
     q: np.ndarray,
     fdata: np.ndarray,
@@ -345,7 +345,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     removed, and the step re-solved for the others (three passes)."""
     # Arrays are bound to locals once: a tuple field read inside a loop costs a
     # reference-count update per access.
-    J, e, dq, pinned_k, A, y, q = w.J, w.e, w.dq, w.pinned, w.A, w.y, w.q
+    J, e, dq, pinned_k, A, y, q, G = w.J, w.e, w.dq, w.pinned, w.A, w.y, w.q, w.G
     lo, hi, act = cf.lo, cf.hi, cf.active_q
     m = e.shape[0]
     na = cf.na
@@ -354,9 +354,12 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     for r in range(m):
         E += e[r] * e[r]
     lam = cf.damping * 0.5 * E + cf.lambda_min
-    dls_solve(J, e, lam, dq, A, y, rows, cf.tcols)
+    dls_solve(J, e, lam, dq, A, y, rows, cf.tcols, G, True)
     if not cf.limits:
         return
+    # A re-solve takes the first solve's Gram matrix less the pinned columns (a third of
+    # the cost of a solve on a humanoid's 24 rows, where most iterations pin a joint).
+    gram = keeps_gram(m, na)
     unit = cf.unit  # dq is in units of each coordinate's unit (see scale_columns)
     for _pass in range(3):
         pinned = False
@@ -372,6 +375,8 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
                 cap = cf.max_joint_step * u
                 lim_k = max(lo[k], q[k] - cap) if qn < lo[k] else min(hi[k], q[k] + cap)
                 dk = (lim_k - q[k]) / u
+                if gram:
+                    downdate_gram(J, G, kk)
                 for r in range(m):
                     e[r] -= J[r, kk] * dk
                     J[r, kk] = 0.0
@@ -380,7 +385,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
                 pinned = True
         if not pinned:
             break
-        dls_solve(J, e, lam, dq, A, y, rows, cf.tcols)
+        dls_solve(J, e, lam, dq, A, y, rows, cf.tcols, G, False)
 
 
 @njit(cache=True, inline="always")

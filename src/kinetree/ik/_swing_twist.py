@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kinematics._kernels import no_refcount
 from ..kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
 from ..spatial._kernels import log3, rodrigues
 from ._linalg import cholesky_solve
@@ -33,9 +34,16 @@ F_STRIDE = 6
 def group_rotation(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np.ndarray,
                    R: np.ndarray, Rk: np.ndarray) -> None:  # fmt: skip
     """``R = prod_k Rot(axis_k, scale_k q_k + offset_k)`` over the group's three nodes."""
-    R[:, :] = 0.0
-    R[0, 0] = R[1, 1] = R[2, 2] = 1.0
-    T = np.empty((3, 3))
+    group_rotation_into(fdata, nodes, dofs, q, R, Rk, np.empty((3, 3)))
+
+
+@njit(cache=True, inline="always")
+def group_rotation_into(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np.ndarray,
+                        R: np.ndarray, Rk: np.ndarray, T: np.ndarray) -> None:  # fmt: skip
+    """:func:`group_rotation` with its scratch ``T`` (3x3) given: allocates nothing."""
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = 1.0 if r == c else 0.0
     for j in range(3):
         nd = nodes[j]
         rodrigues(
@@ -46,10 +54,12 @@ def group_rotation(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np
         for r in range(3):
             for c in range(3):
                 T[r, c] = R[r, 0] * Rk[0, c] + R[r, 1] * Rk[1, c] + R[r, 2] * Rk[2, c]
-        R[:, :] = T
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = T[r, c]
 
 
-@njit(cache=True)
+@no_refcount
 def quat_from_matrix(R: np.ndarray, out: np.ndarray) -> None:
     """Unit quaternion ``(w, x, y, z)`` of a rotation matrix (Shepperd's method), w >= 0."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -87,7 +97,14 @@ def swing_twist(R: np.ndarray, b: np.ndarray) -> tuple[float, float, float, floa
     """``(swing angle, swing axis x, y, z, twist angle)`` of ``R`` about bone axis ``b``.
 
     Swing in [0, pi], twist in (-pi, pi]; the swing axis is perpendicular to ``b``."""
-    qt = np.empty(4)
+    return swing_twist_into(R, b, np.empty(4))
+
+
+@njit(cache=True, inline="always")
+def swing_twist_into(
+    R: np.ndarray, b: np.ndarray, qt: np.ndarray
+) -> tuple[float, float, float, float, float]:
+    """:func:`swing_twist` with its scratch quaternion ``qt`` (4) given."""
     quat_from_matrix(R, qt)
     w, x, y, z = qt[0], qt[1], qt[2], qt[3]
     p = x * b[0] + y * b[1] + z * b[2]
@@ -117,7 +134,7 @@ def swing_twist(R: np.ndarray, b: np.ndarray) -> tuple[float, float, float, floa
     return swing, 0.0, 0.0, 0.0, twist
 
 
-@njit(cache=True)
+@no_refcount
 def _mul3(A: np.ndarray, B: np.ndarray, transpose_b: bool, out: np.ndarray) -> None:
     """``out = A B`` (or ``A B^T``) for 3x3 matrices."""
     for r in range(3):
@@ -128,51 +145,63 @@ def _mul3(A: np.ndarray, B: np.ndarray, transpose_b: bool, out: np.ndarray) -> N
                 out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
 
 
-@njit(cache=True)
+#: Floats of scratch :func:`project_all` needs (``sc``): the 3x3 matrices and vectors of
+#: :func:`project_group` and :func:`feasible`, at the offsets ``S_*`` below.
+S_R, S_RK, S_T, S_QT, S_RS, S_RT, S_RG, S_U, S_M = 0, 9, 18, 27, 31, 40, 49, 58, 61
+S_E, S_JW, S_P, S_PN, S_A, S_G, S_DQ, S_ORIG, S_ANCHOR = 70, 73, 82, 91, 100, 109, 112, 115, 118
+SCRATCH = 121
+
+
+@njit(cache=True, inline="always")
+def mat3(sc: np.ndarray, o: int) -> np.ndarray:
+    """The 3x3 matrix at offset ``o`` of the scratch ``sc`` (a view)."""
+    return sc[o : o + 9].reshape((3, 3))
+
+
+@njit(cache=True, inline="always")
+def identity3(M: np.ndarray) -> None:
+    """``M = I`` (a loop: a slice assignment needs numba's runtime)."""
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = 1.0 if r == c else 0.0
+
+
+@no_refcount
 def project_group(
     q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
     swing_max: float, tw_lo: float, tw_hi: float, lo: np.ndarray, hi: np.ndarray,
+    sc: np.ndarray,
 ) -> bool:  # fmt: skip
     """Move one ball joint into its swing cone and twist range, then into its per-axis
-    limits; True if it had to move."""
-    R = np.empty((3, 3))
-    Rk = np.empty((3, 3))
-    group_rotation(fdata, nodes, dofs, q, R, Rk)
-    sw, ux, uy, uz, tw = swing_twist(R, b)
+    limits; True if it had to move. ``sc``: scratch (:data:`SCRATCH` floats)."""
+    R, Rk, T = mat3(sc, S_R), mat3(sc, S_RK), mat3(sc, S_T)
+    group_rotation_into(fdata, nodes, dofs, q, R, Rk, T)
+    sw, ux, uy, uz, tw = swing_twist_into(R, b, sc[S_QT : S_QT + 4])
     if sw <= swing_max + 1e-12 and tw_lo - 1e-12 <= tw <= tw_hi + 1e-12:
         return False
     sw = min(sw, swing_max)
     tw = min(max(tw, tw_lo), tw_hi)
     # Target rotation R* = Rot(u, sw) Rot(b, tw). Products are written as loops (numpy's
     # matrix product and solve would triple this module's compile time).
-    Rs = np.empty((3, 3))
-    Rt = np.empty((3, 3))
-    Rg = np.empty((3, 3))
-    u = np.array([ux, uy, uz])
+    Rs, Rt, Rg = mat3(sc, S_RS), mat3(sc, S_RT), mat3(sc, S_RG)
+    u = sc[S_U : S_U + 3]
+    u[0], u[1], u[2] = ux, uy, uz
     if ux == 0.0 and uy == 0.0 and uz == 0.0:
-        Rs[:, :] = 0.0
-        Rs[0, 0] = Rs[1, 1] = Rs[2, 2] = 1.0
+        identity3(Rs)
     else:
         rodrigues(u, sw, Rs)
     rodrigues(b, tw, Rt)
     _mul3(Rs, Rt, False, Rg)
     # Newton on the three angles: the group's axes in its base frame are the columns.
-    M = np.empty((3, 3))
-    e = np.empty(3)
-    Jw = np.empty((3, 3))
-    P = np.empty((3, 3))
-    Pn = np.empty((3, 3))
-    A = np.empty((3, 3))
-    g = np.empty(3)
-    dq = np.empty(3)
+    M, Jw, P, Pn, A = mat3(sc, S_M), mat3(sc, S_JW), mat3(sc, S_P), mat3(sc, S_PN), mat3(sc, S_A)
+    e, g, dq = sc[S_E : S_E + 3], sc[S_G : S_G + 3], sc[S_DQ : S_DQ + 3]
     for _ in range(8):
-        group_rotation(fdata, nodes, dofs, q, R, Rk)
+        group_rotation_into(fdata, nodes, dofs, q, R, Rk, T)
         _mul3(Rg, R, True, M)
         log3(M, e)
         if e[0] * e[0] + e[1] * e[1] + e[2] * e[2] < 1e-24:
             break
-        P[:, :] = 0.0
-        P[0, 0] = P[1, 1] = P[2, 2] = 1.0
+        identity3(P)
         for j in range(3):
             nd = nodes[j]
             a = fdata[nd, F_AXIS : F_AXIS + 3]
@@ -181,7 +210,9 @@ def project_group(
                 Jw[r, j] = (P[r, 0] * a[0] + P[r, 1] * a[1] + P[r, 2] * a[2]) * mul
             rodrigues(a, mul * q[dofs[j]] + fdata[nd, F_MIMIC_OFFSET], Rk)
             _mul3(P, Rk, False, Pn)
-            P[:, :] = Pn
+            for r in range(3):
+                for c in range(3):
+                    P[r, c] = Pn[r, c]
         # damped 3x3 solve: (J^T J + eps I) dq = J^T e
         for i in range(3):
             g[i] = Jw[0, i] * e[0] + Jw[1, i] * e[1] + Jw[2, i] * e[2]
@@ -198,30 +229,33 @@ def project_group(
     return True
 
 
-@njit(cache=True)
+@no_refcount
 def feasible(
     q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
-    swing_max: float, tw_lo: float, tw_hi: float,
+    swing_max: float, tw_lo: float, tw_hi: float, sc: np.ndarray,
 ) -> bool:  # fmt: skip
-    """Whether the ball joint's swing and twist are within limits at ``q``."""
-    R = np.empty((3, 3))
-    group_rotation(fdata, nodes, dofs, q, R, np.empty((3, 3)))
-    sw, _, _, _, tw = swing_twist(R, b)
+    """Whether the ball joint's swing and twist are within limits at ``q``; ``sc``:
+    scratch (:data:`SCRATCH` floats)."""
+    R = mat3(sc, S_R)
+    group_rotation_into(fdata, nodes, dofs, q, R, mat3(sc, S_RK), mat3(sc, S_T))
+    sw, _, _, _, tw = swing_twist_into(R, b, sc[S_QT : S_QT + 4])
     return sw <= swing_max + 1e-12 and tw_lo - 1e-12 <= tw <= tw_hi + 1e-12
 
 
-@njit(cache=True)
+@no_refcount
 def project_all(
     q: np.ndarray, q_prev: np.ndarray, fdata: np.ndarray, gi: np.ndarray, gf: np.ndarray,
-    lo: np.ndarray, hi: np.ndarray,
+    lo: np.ndarray, hi: np.ndarray, sc: np.ndarray,
 ) -> None:  # fmt: skip
     """Bring every constrained ball joint (``gi``/``gf`` as in the module doc) within its
     limits. ``q_prev`` is the previous (feasible) configuration: when the nearest
     allowed rotation lies outside the per-axis limits, the joint instead moves as far
-    along its step from ``q_prev`` as the limits allow (bisection)."""
+    along its step from ``q_prev`` as the limits allow (bisection). ``sc``: scratch
+    (:data:`SCRATCH` floats): nothing here allocates, so the solver loop runs without
+    numba's reference counting (``ik._drivers``)."""
     G = gi[0]
-    orig = np.empty(3)
-    anchor = np.empty(3)
+    orig = sc[S_ORIG : S_ORIG + 3]
+    anchor = sc[S_ANCHOR : S_ANCHOR + 3]
     for g in range(G):
         nodes = gi[1 + I_STRIDE * g : 4 + I_STRIDE * g]
         dofs = gi[4 + I_STRIDE * g : 7 + I_STRIDE * g]
@@ -231,15 +265,15 @@ def project_all(
         for j in range(3):
             orig[j] = q[dofs[j]]
         if whole:
-            if not project_group(q, fdata, nodes, dofs, b, f[3], f[4], f[5], lo, hi):
+            if not project_group(q, fdata, nodes, dofs, b, f[3], f[4], f[5], lo, hi, sc):
                 continue
-        if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+        if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5], sc):
             continue
         # Anchor: the previous values if feasible, else (whole joints only) the zero pose
         # clipped to the limits; a partly active joint with no feasible anchor is left.
         for j in range(3):
             q[dofs[j]] = q_prev[dofs[j]]
-        if not feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+        if not feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5], sc):
             if not whole:
                 for j in range(3):
                     q[dofs[j]] = orig[j]
@@ -255,7 +289,7 @@ def project_all(
             mid = 0.5 * (a_ok + a_bad)
             for j in range(3):
                 q[dofs[j]] = anchor[j] + mid * (orig[j] - anchor[j])
-            if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5]):
+            if feasible(q, fdata, nodes, dofs, b, f[3], f[4], f[5], sc):
                 a_ok = mid
             else:
                 a_bad = mid

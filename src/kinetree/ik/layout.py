@@ -41,6 +41,7 @@ from numba import njit
 from .._qp import qp_iwork_size, qp_work_size
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
+from ._swing_twist import SCRATCH as SWING_TWIST_SCRATCH
 
 # --- target row ------------------------------------------------------------------------------
 T_POS = 0  # 3: target point [m]; for a direction target, the world direction (unit)
@@ -188,10 +189,25 @@ def write_config(
 
 def target_columns_block(columns: list[np.ndarray]) -> np.ndarray:
     """The ``target_columns`` block of :func:`write_config` from one array of active
-    column indices per target (increasing)."""
+    column indices per target (increasing).
+
+    Layout: ``T + 1`` offsets into the block, then each target's columns; from offset
+    ``T`` on, the same for every pair of targets ``u <= t`` (pair ``t (t + 1) / 2 + u``,
+    :func:`pair_index`): ``T (T + 1) / 2 + 1`` offsets, then the columns that move both
+    (the only ones where a product of their rows can be non-zero)."""
     T = len(columns)
     offsets = np.cumsum([T + 1] + [c.size for c in columns])
-    return np.concatenate([offsets, *columns]).astype(np.int64)
+    pairs = [np.intersect1d(columns[t], columns[u]) for t in range(T) for u in range(t + 1)]
+    pair_offsets = offsets[-1] + np.cumsum([len(pairs) + 1] + [c.size for c in pairs])
+    return np.concatenate([offsets, *columns, pair_offsets, *pairs]).astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def pair_index(t: int, u: int) -> int:
+    """Where the pair of targets ``t``, ``u`` sits in :func:`target_columns_block`."""
+    if u > t:
+        t, u = u, t
+    return t * (t + 1) // 2 + u
 
 
 Config = namedtuple(
@@ -295,7 +311,7 @@ def unpack(ibuf: np.ndarray, fbuf: np.ndarray) -> tuple[np.ndarray, ...]:
 
 Work = namedtuple(
     "Work",
-    "W J6 J e err6 errs dirs dq z nz pinned A y Jz p3 M33 w3 q best_q q_prev tgt",
+    "W J6 J e err6 errs dirs dq z nz pinned A y Jz p3 M33 w3 q best_q q_prev tgt G st",
 )
 Work.__doc__ = """Scratch arrays of one solve, carved from one float buffer (:func:`carve`):
 ``W`` (n, 3, 4) world transforms; ``J6`` (6, nv) one target's Jacobian; ``J`` (m, na)
@@ -305,14 +321,16 @@ their norms, ``dirs`` (T, 3) direction targets' current axes; ``dq``, ``z``, ``n
 (s, s) and ``y`` (s) with s = min(m, na) linear-algebra scratch (systems are solved on
 their smaller side); ``Jz`` (m); ``p3``, ``M33``, ``w3`` small vectors; ``q``,
 ``best_q``, ``q_prev`` (nq); ``tgt`` (T, TARGET_SIZE) the working copy of the targets
-(clamped when out of reach)."""
+(clamped when out of reach); ``G`` (s, s) the Gram matrix ``J J^T`` kept between the
+solves of one step (``ik._linalg.keeps_gram``); ``st`` the swing-twist projection's
+scratch (``ik._swing_twist.SCRATCH``)."""
 
 
 def scratch_size(n: int, nq: int, nv: int, m: int, na: int, T: int) -> int:
     """Floats of scratch :func:`carve` needs (compiled twin: :func:`scratch_len`)."""
     s = min(m, na)
     return (n * 12 + 6 * nv + m * na + m + T * 6 + T * 2 + T * 3 + 4 * na + s * s + s + m
-            + 3 + 9 + 3 + 3 * nq + T * TARGET_SIZE)  # fmt: skip
+            + 3 + 9 + 3 + 3 * nq + T * TARGET_SIZE + s * s + SWING_TWIST_SCRATCH)  # fmt: skip
 
 
 scratch_len = njit(cache=True)(scratch_size)
@@ -404,8 +422,12 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     q_prev = ws[o : o + nq]
     o += nq
     tgt = ws[o : o + T * TARGET_SIZE].reshape((T, TARGET_SIZE))
+    o += T * TARGET_SIZE
+    G = ws[o : o + s * s].reshape((s, s))
+    o += s * s
+    st = ws[o : o + SWING_TWIST_SCRATCH]
     return Work(W, J6, J, e, err6, errs, dirs, dq, z, nz, pinned, A, y, Jz, p3, M33, w3, q,
-                best_q, q_prev, tgt)  # fmt: skip
+                best_q, q_prev, tgt, G, st)  # fmt: skip
 
 
 def read_result(out: np.ndarray, nq: int, T: int) -> dict[str, np.ndarray]:
