@@ -23,10 +23,9 @@ the frozen model) and this docstring is the reader's map.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
+from .._cache import PerModel
 from ..model import Model
 
 __all__ = [
@@ -60,22 +59,18 @@ I_AXIS_CODE = 3
 I_V_INDEX = 4
 I_SIZE = 5
 
-_PACKED: weakref.WeakKeyDictionary[Model, tuple[np.ndarray, np.ndarray]] = (
-    weakref.WeakKeyDictionary()
-)
+_PACKED: PerModel[tuple[np.ndarray, np.ndarray]] = PerModel()
 
 
 def packed(model: Model) -> tuple[np.ndarray, np.ndarray]:
     """``(fdata, idata)`` of ``model`` (read-only, C-contiguous; built once per model)."""
     out = _PACKED.get(model)
     if out is None:
-        out = _PACKED[model] = _pack(model)
+        out = _PACKED.put(model, _pack(model))
     return out
 
 
-_PACKED_IK: weakref.WeakKeyDictionary[Model, tuple[np.ndarray, np.ndarray]] = (
-    weakref.WeakKeyDictionary()
-)
+_PACKED_IK: PerModel[tuple[np.ndarray, np.ndarray]] = PerModel()
 
 
 def packed_ik(model: Model) -> tuple[np.ndarray, np.ndarray]:
@@ -97,7 +92,7 @@ def packed_ik(model: Model) -> tuple[np.ndarray, np.ndarray]:
                 idata[k, I_V_INDEX] = model.q_v[src] if src >= 0 else -1
         for arr in (fdata, idata):
             arr.setflags(write=False)
-        out = _PACKED_IK[model] = (fdata, idata)
+        out = _PACKED_IK.put(model, (fdata, idata))
     return out
 
 
