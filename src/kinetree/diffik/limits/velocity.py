@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..._cache import PerModel
 from ..._validate import as_array
 from ...errors import InvalidValueError, ShapeError
 from ...model import Model
@@ -36,12 +37,13 @@ class VelocityLimit(Limit):
                     f"a mapping of joint names to speeds; got {max_velocity!r}"
                 )
         self.max_velocity = max_velocity
-        self._cache: tuple[int, np.ndarray] | None = None
+        self._cache: PerModel[np.ndarray] = PerModel(limit=1)
 
     def vector(self, model: Model) -> np.ndarray:
         """The (nv,) speed bounds for ``model``."""
-        if self._cache is not None and self._cache[0] == id(model):
-            return self._cache[1]
+        kept = self._cache.get(model)
+        if kept is not None:
+            return kept
         v = model.max_velocity.copy()
         given = self.max_velocity
         if isinstance(given, Mapping):
@@ -56,8 +58,7 @@ class VelocityLimit(Limit):
             v = a.copy()
         if np.any(np.isnan(v)) or np.any(v <= 0.0):
             raise InvalidValueError(f"max_velocity must be > 0 [rad/s or m/s], got {v.tolist()}")
-        self._cache = (id(model), v)
-        return v
+        return self._cache.put(model, v)
 
     def bounds(self, model: Model, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         v = self.vector(model) * dt
