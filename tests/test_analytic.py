@@ -148,7 +148,7 @@ def test_planar_2r_target_forms():
     assert np.array_equal(a, solve_all(model, T, frame="tip"))
 
 
-# --- seed-003 arm -----------------------------------------------------------------------
+# --- z-x-x arm (the seed documents' 3-DoF arm) ------------------------------------------
 
 
 @pytest.mark.parametrize("make", SEED003_ARMS)
