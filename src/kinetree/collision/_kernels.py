@@ -318,11 +318,13 @@ def _to_world(W: np.ndarray, node: int, x: float, y: float, z: float) -> tuple[f
     )
 
 
-@njit(cache=True)
-def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
-    """World centres of every sphere: ``C[s, :3]`` [m], and ``C[s, 3]`` its radius, from
-    the world transforms ``W`` (n_nodes, 3, 4) of :func:`~kinetree.kinematics._kernels.fk_nodes`."""
-    for s in range(spheres.shape[0]):
+@njit(cache=True, inline="always")
+def _place_spheres(
+    W: np.ndarray, spheres: np.ndarray, first: int, stop: int, C: np.ndarray
+) -> None:
+    """``C[s, :3]`` the world centre [m] and ``C[s, 3]`` the radius of spheres
+    ``first <= s < stop``, from the world transforms ``W``."""
+    for s in range(first, stop):
         node = int(spheres[s, SPHERE_NODE])
         x, y, z = _to_world(
             W,
@@ -335,6 +337,13 @@ def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
         C[s, 1] = y
         C[s, 2] = z
         C[s, 3] = spheres[s, SPHERE_RADIUS]
+
+
+@njit(cache=True)
+def world_spheres(W: np.ndarray, spheres: np.ndarray, C: np.ndarray) -> None:
+    """World centres of every sphere: ``C[s, :3]`` [m], and ``C[s, 3]`` its radius, from
+    the world transforms ``W`` (n_nodes, 3, 4) of :func:`~kinetree.kinematics._kernels.fk_nodes`."""
+    _place_spheres(W, spheres, 0, spheres.shape[0], C)
 
 
 @njit(cache=True, inline="always")
@@ -342,19 +351,7 @@ def link_spheres(
     W: np.ndarray, spheres: np.ndarray, links: np.ndarray, link: int, C: np.ndarray
 ) -> None:
     """:func:`world_spheres` for the spheres of one ``link`` only."""
-    for s in range(int(links[link, LINK_FIRST]), int(links[link, LINK_STOP])):
-        node = int(spheres[s, SPHERE_NODE])
-        x, y, z = _to_world(
-            W,
-            node,
-            spheres[s, SPHERE_CENTER],
-            spheres[s, SPHERE_CENTER + 1],
-            spheres[s, SPHERE_CENTER + 2],
-        )
-        C[s, 0] = x
-        C[s, 1] = y
-        C[s, 2] = z
-        C[s, 3] = spheres[s, SPHERE_RADIUS]
+    _place_spheres(W, spheres, int(links[link, LINK_FIRST]), int(links[link, LINK_STOP]), C)
 
 
 @njit(cache=True, inline="always")
