@@ -280,6 +280,12 @@ def test_dict_plan_follows_kind_and_shape_changes(humanoid: Model) -> None:
     bad[0, 3] = np.nan
     with pytest.raises(kinetree.errors.InvalidValueError, match="NaN"):
         humanoid.ik({**target, frames[1]: Pose(bad)}, options=opts)
+    import pickle
+
+    unpickled = {f: Pose(pickle.loads(pickle.dumps(np.asarray(p.T)))) for f, p in target.items()}
+    assert unpickled[frames[0]].T.dtype is not np.dtype(np.float64)  # equal, another object
+    general = run_problem(P.build_problem(humanoid, target, None, opts), 0.0)
+    np.testing.assert_array_equal(humanoid.ik(unpickled, options=opts).q, general.q)
     np.testing.assert_array_equal(  # the plan still answers afterwards
         humanoid.ik(target, options=opts).q, humanoid.ik(_general(target), options=opts).q
     )

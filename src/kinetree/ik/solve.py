@@ -243,14 +243,18 @@ def _solve_plain_dict(
     target needs the general path."""
     frames = tuple(target)
     last = _LAST_DICT[0]
-    plan = last[3] if last[0] is model and last[1] is opts and last[2] == frames else None
+    plan: _DictPlan | None = None
+    if last[0] is model and last[1] is opts and last[2] == frames:
+        plan = last[3]
     rows = None if plan is None else plan.fill(target)
-    if rows is None:
-        kinds = []
+    if plan is None or rows is None:
+        kinds, encoded = [], []
         for value in target.values():
-            if encode_plain(value) is None:
+            row = encode_plain(value)
+            if row is None:
                 return None  # the general path reads it (or says what is wrong)
             kinds.append(type(value) is Position)
+            encoded.append(row)
         if not all(type(name) is str for name in frames):
             return None  # the general path says what a key must be
         key = (frames, tuple(kinds), opts)
@@ -261,7 +265,7 @@ def _solve_plain_dict(
         _LAST_DICT[0] = (model, opts, frames, plan)
         rows = plan.fill(target)
         if rows is None:  # an equal but unusual dtype: the rows' general assembly
-            rows = np.stack([encode_plain(v) for v in target.values()])[None]
+            rows = np.stack(encoded)[None]
     return plan.solve(rows, q0, t0)
 
 
