@@ -4,8 +4,11 @@ The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``cc
 run through :func:`._run.run` (the method's driver over the batch). Plain 4x4 pose
 targets and plain positions skip the general assembly (cached templates, the raw pose
 handed to the kernel); one plain pose with the same model, options and frame as the
-call before reuses its whole plan (:class:`_Single`). ``fabrik``, the scipy methods and ``analytic``
-sit beside them and return the same :class:`~.result.IKResult`.
+call before reuses its whole plan (:class:`_Single`), and a dict of plain poses and
+positions (a whole body's hands and feet) writes into rows laid out once per model,
+frames and options (:class:`_DictPlan`). ``Model.ik`` hands its keyword dict over as it
+is (:func:`solve_keywords`). ``fabrik``, the scipy methods and ``analytic`` sit beside
+them and return the same :class:`~.result.IKResult`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .problem import Template, as_q0, build_problem, template
 from .result import IKResult
 from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
 
-__all__ = ["raise_status", "run", "solve", "solve_all"]
+__all__ = ["raise_status", "run", "solve", "solve_all", "solve_keywords"]
 
 
 def solve(
