@@ -330,3 +330,23 @@ def test_same_objects_under_other_names_resolve_apart() -> None:
     b = O.resolve({"rest_gain": small, "tol": large})
     assert (a.tol, a.rest_gain) == ((small, small), large)  # tol: (position, rotation)
     assert (b.tol, b.rest_gain) == ((large, large), small)
+
+
+def test_dict_plan_writes_poses_into_its_rows(
+    humanoid: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a plan for these frames exists, new poses are written straight into its rows
+    (no per-target row encoding), with the general assembly's answer."""
+    targets = _whole_body_targets(humanoid, 4, 11)
+    opts = IKOptions(tol=1e-6)
+    generals = [run_problem(P.build_problem(humanoid, t, None, opts), 0.0) for t in targets]
+    humanoid.ik(targets[0], options=opts)  # the plan
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("rows encoded one by one")
+
+    monkeypatch.setattr(S, "encode_plain", refused)
+    for target, general in zip(targets, generals, strict=True):
+        r = humanoid.ik(target, options=opts)
+        np.testing.assert_array_equal(r.q, general.q)
+        assert r.success == general.success
