@@ -3,6 +3,7 @@ and where the microseconds outside the compiled driver go.
 
     PYTHONPATH=src python benchmarks/percall.py                # 2000 targets x 5 rounds
     PYTHONPATH=src python benchmarks/percall.py --n 500 --rounds 3
+    PYTHONPATH=src python benchmarks/percall.py --whole-body   # + Talos, humanoid dicts
 
 Every variant solves the same target in turn (A, B, C, then the next target; the order
 rotates per round), each call timed on its own with ``time.perf_counter_ns``, so that the
@@ -25,6 +26,7 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -104,11 +106,76 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
     print(f"| Python around the kernel (call - kernel) | {total - kern:.2f} |")
 
 
+def whole_body(n: int, rounds: int) -> None:
+    """Four 6D effectors in a dict: Talos (example-robot-data, floating base; skipped
+    without it) with ``tol=``, and the built-in humanoid along a trajectory with ``rest=``
+    an array and ``time_budget=``, as keywords and prebuilt; then the driver alone on the
+    plan's rows, so that call - driver is the Python around it."""
+    import importlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scenarios import HUMANOID_FRAMES, humanoid_trajectory
+    from wholebody import targets_for
+
+    S = importlib.import_module("kinetree.ik.solve")
+    cases: dict[str, tuple[kinetree.Model, list[dict], list, dict]] = {}
+    try:
+        from kinetree.anim.retarget.robots import load_robot
+
+        talos = load_robot("talos")
+        cases["Talos, tol="] = (talos, targets_for(talos, n, 0), [None] * n, {"tol": TOL})
+    except Exception as e:  # example-robot-data missing
+        print(f"(Talos skipped: {e})")
+    hum = kinetree.load("humanoid")
+    Q = humanoid_trajectory(hum, n + 1)
+    tgts = [{f: kinetree.Pose(hum.fk(q, f)) for f in HUMANOID_FRAMES} for q in Q[1:]]
+    kw = {"rest": hum.neutral().copy(), "time_budget": BUDGET, "tol": TOL}
+    cases["humanoid, rest= time_budget= tol="] = (hum, tgts, list(Q[:-1]), kw)
+    print("\n| whole body, 4 effectors | variant | median µs | median / prebuilt |")
+    print("|---|---|---:|---:|")
+    for name, (m, tg, q0s, kw) in cases.items():
+        opts = IKOptions(**kw)
+        variants = {
+            "options=IKOptions": lambda i, m=m, tg=tg, q0s=q0s, o=opts: m.ik(
+                tg[i], q0=q0s[i], options=o
+            ),
+            "keywords": lambda i, m=m, tg=tg, q0s=q0s, kw=kw: m.ik(tg[i], q0=q0s[i], **kw),
+        }
+        for f in variants.values():
+            f(0)
+        plan = S._LAST_DICT[0][3]
+        out = np.empty((1, 64 * m.nq + 4096))  # room for any result row
+        tpl = plan.tpl
+
+        def driver(i: int, m=m, tg=tg, q0s=q0s, plan=plan, tpl=tpl, out=out) -> None:
+            rows = plan.fill(tg[i])  # outside the timed call below
+            q = S._q0_rows(m, q0s[i], 1)
+            t = time.perf_counter_ns()
+            plan.kernel(tpl.ibuf, tpl.fbuf, rows, q, 0, out, S.NO_HISTORY_Q, S.NO_HISTORY_E,
+                        plan.work, 0, 1)  # fmt: skip
+            DRIVER.append((time.perf_counter_ns() - t) * 1e-9)
+
+        DRIVER.clear()
+        times = interleaved({**variants, "driver": driver}, n, rounds)
+        base = float(np.median(times["options=IKOptions"]))
+        for k in variants:
+            m_ = float(np.median(times[k]))
+            print(f"| {name} | {k} | {m_ * 1e6:.2f} | {m_ / base:.3f} |")
+        d = float(np.median(DRIVER))
+        print(f"| {name} | driver alone | {d * 1e6:.2f} | |")
+        print(f"| {name} | Python around it (keywords - driver) | "
+              f"{(float(np.median(times['keywords'])) - d) * 1e6:.2f} | |")  # fmt: skip
+
+
+DRIVER: list[float] = []
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=2000, help="Panda targets (default 2000)")
     ap.add_argument("--rounds", type=int, default=5, help="passes over them (default 5)")
     ap.add_argument("--profile", action="store_true", help="cProfile the keyword call")
+    ap.add_argument("--whole-body", action="store_true", help="also Talos and the humanoid")
     a = ap.parse_args(argv)
     model = kinetree.load("panda")
     T = [np.ascontiguousarray(t) for t in model.fk(model.random_configuration(a.n, rng=0))]
@@ -138,6 +205,8 @@ def main(argv: list[str]) -> int:
     ratio = times["keywords"] / times["options=IKOptions"]
     print(f"\nkeywords / prebuilt, median of per-call ratios: {np.median(ratio):.3f}")
     breakdown(model, T, opts, a.n)
+    if a.whole_body:
+        whole_body(min(a.n, 300), a.rounds)
     if a.profile:
         import cProfile
         import pstats

@@ -205,3 +205,148 @@ def test_single_pose_plan_shared_by_threads(panda: Model) -> None:
         shared = list(pool.map(lambda t: panda.ik(t, options=opts).q, list(T) * 3))
     for k, q in enumerate(shared):
         np.testing.assert_array_equal(q, alone[k % len(T)])
+
+
+# --- whole-body dicts: rows laid out once per (model, frames, options) ------------------
+
+
+def _general(target: dict[str, Pose]) -> dict[str, Pose]:
+    """The same targets, each with explicit unit weights: the same rows, built by the
+    general assembly (``encode_plain`` refuses weighted poses)."""
+    return {f: Pose(p.T, position_weight=1.0, orientation_weight=1.0) for f, p in target.items()}
+
+
+def _whole_body_targets(model: Model, n: int, seed: int) -> list[dict[str, Pose]]:
+    """Poses of the first four end effectors at configurations near neutral."""
+    gen = np.random.default_rng(seed)
+    lo, hi = model.limits[:, 0], model.limits[:, 1]
+    out = []
+    for _ in range(n):
+        q = np.clip(model.neutral() + gen.uniform(-0.3, 0.3, model.nq), lo, hi)
+        out.append({f: Pose(model.fk(q, f)) for f in model.end_effectors[:4]})
+    return out
+
+
+def test_whole_body_dict_plan_bit_identical_to_general_path(
+    humanoid: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four 6D effectors through the plan (first call, repeated, keywords with a ``rest=``
+    array and ``time_budget=``) give bit for bit the q of the general assembly, without
+    building a Problem, and FK of that q reaches every target."""
+    rest = humanoid.neutral().copy()
+    kw = {"rest": rest, "time_budget": 30.0, "tol": 1e-6}
+    opts = IKOptions(rest=tuple(rest), time_budget=30.0, tol=1e-6)
+    targets = _whole_body_targets(humanoid, 6, 3)
+    generals = [humanoid.ik(_general(t), options=opts) for t in targets]
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("general assembly used")
+
+    monkeypatch.setattr(S, "build_problem", refused)
+    solved = 0
+    for target, general in zip(targets, generals, strict=True):
+        runs = [humanoid.ik(target, options=opts), humanoid.ik(dict(target), options=opts)]
+        runs += [humanoid.ik(target, **kw), humanoid.ik(target, **kw)]
+        for r in runs:
+            np.testing.assert_array_equal(r.q, general.q)
+            assert (r.success, r.iterations) == (general.success, general.iterations)
+        if general.success:
+            solved += 1
+            for f, p in target.items():
+                assert np.abs(humanoid.fk(general.q, f) - np.asarray(p.T)).max() <= 1e-5
+    assert solved >= 5
+
+
+def test_dict_plan_follows_kind_and_shape_changes(humanoid: Model) -> None:
+    """The same frames again with a position where a pose was, a masked pose, a pose that
+    is not rigid or has NaN: each answered as the general path answers it."""
+    target = _whole_body_targets(humanoid, 1, 5)[0]
+    opts = IKOptions(tol=1e-6)
+    humanoid.ik(target, options=opts)  # the plan for four poses
+    frames = list(target)
+    mixed = dict(target)
+    mixed[frames[2]] = Position(np.asarray(target[frames[2]].T)[:3, 3].copy())
+    general = run_problem(P.build_problem(humanoid, mixed, None, opts), 0.0)
+    np.testing.assert_array_equal(humanoid.ik(mixed, options=opts).q, general.q)
+    masked = dict(target)
+    masked[frames[0]] = Pose(target[frames[0]].T, orientation_mask=[1, 1, 0])
+    general = run_problem(P.build_problem(humanoid, masked, None, opts), 0.0)
+    np.testing.assert_array_equal(humanoid.ik(masked, options=opts).q, general.q)
+    bad = np.array(target[frames[1]].T, dtype=float)
+    bad[3, 0] = 0.5
+    with pytest.raises(kinetree.errors.NotRigidError):
+        humanoid.ik({**target, frames[1]: Pose(bad)}, options=opts)
+    bad = np.array(target[frames[1]].T, dtype=float)
+    bad[0, 3] = np.nan
+    with pytest.raises(kinetree.errors.InvalidValueError, match="NaN"):
+        humanoid.ik({**target, frames[1]: Pose(bad)}, options=opts)
+    import pickle
+
+    unpickled = {f: Pose(pickle.loads(pickle.dumps(np.asarray(p.T)))) for f, p in target.items()}
+    assert unpickled[frames[0]].T.dtype is not np.dtype(np.float64)  # equal, another object
+    general = run_problem(P.build_problem(humanoid, target, None, opts), 0.0)
+    np.testing.assert_array_equal(humanoid.ik(unpickled, options=opts).q, general.q)
+    np.testing.assert_array_equal(  # the plan still answers afterwards
+        humanoid.ik(target, options=opts).q, humanoid.ik(_general(target), options=opts).q
+    )
+
+
+def test_dict_plan_shared_by_threads(humanoid: Model) -> None:
+    """The plan's rows and scratch serve the thread that made it; other threads fill
+    their own, and every answer is the one a lone call gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    opts = IKOptions(tol=1e-6, time_budget=None)
+    targets = _whole_body_targets(humanoid, 12, 7)
+    alone = [humanoid.ik(t, options=opts).q for t in targets]
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda t: humanoid.ik(t, options=opts).q, targets * 3))
+    for k, q in enumerate(shared):
+        np.testing.assert_array_equal(q, alone[k % len(targets)])
+
+
+def test_keyword_array_answered_by_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rest=`` an array, passed again as the same object with the same content, is
+    answered without freezing its bytes into a key again; changed in place, it is not."""
+    rest = np.zeros(7)
+    kw = {"rest": rest, "time_budget": 0.005, "tol": 1e-6}
+    a = O.resolve(kw)
+
+    def no_freeze(value: object) -> object:
+        raise AssertionError("resolved again")
+
+    monkeypatch.setattr(O, "_freeze", no_freeze)
+    assert O.resolve(dict(kw)) is a
+    monkeypatch.undo()
+    rest[2] = 0.25
+    assert O.resolve(kw).rest[2] == 0.25
+
+
+def test_same_objects_under_other_names_resolve_apart() -> None:
+    """The identity shortcut pairs each value with its own name: the same two objects
+    swapped between two options are other options."""
+    small, large = 1e-3, 0.25
+    a = O.resolve({"tol": small, "rest_gain": large})
+    b = O.resolve({"rest_gain": small, "tol": large})
+    assert (a.tol, a.rest_gain) == ((small, small), large)  # tol: (position, rotation)
+    assert (b.tol, b.rest_gain) == ((large, large), small)
+
+
+def test_dict_plan_writes_poses_into_its_rows(
+    humanoid: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a plan for these frames exists, new poses are written straight into its rows
+    (no per-target row encoding), with the general assembly's answer."""
+    targets = _whole_body_targets(humanoid, 4, 11)
+    opts = IKOptions(tol=1e-6)
+    generals = [run_problem(P.build_problem(humanoid, t, None, opts), 0.0) for t in targets]
+    humanoid.ik(targets[0], options=opts)  # the plan
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("rows encoded one by one")
+
+    monkeypatch.setattr(S, "encode_plain", refused)
+    for target, general in zip(targets, generals, strict=True):
+        r = humanoid.ik(target, options=opts)
+        np.testing.assert_array_equal(r.q, general.q)
+        assert r.success == general.success

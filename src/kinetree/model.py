@@ -678,10 +678,10 @@ class Model:
             del options["device"]
         fn: Any = _LAZY.get("solve")
         if fn is None:
-            from .ik.solve import solve
+            from .ik.solve import solve_keywords
 
-            fn = _LAZY["solve"] = solve
-        result: IKResult = fn(self, target, frame, **options)
+            fn = _LAZY["solve"] = solve_keywords
+        result: IKResult = fn(self, target, frame, options)  # the dict as it is
         return result
 
     def ik_many(

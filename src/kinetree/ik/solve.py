@@ -4,8 +4,11 @@ The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``cc
 run through :func:`._run.run` (the method's driver over the batch). Plain 4x4 pose
 targets and plain positions skip the general assembly (cached templates, the raw pose
 handed to the kernel); one plain pose with the same model, options and frame as the
-call before reuses its whole plan (:class:`_Single`). ``fabrik``, the scipy methods and ``analytic``
-sit beside them and return the same :class:`~.result.IKResult`.
+call before reuses its whole plan (:class:`_Single`), and a dict of plain poses and
+positions (a whole body's hands and feet) writes into rows laid out once per model,
+frames and options (:class:`_DictPlan`). ``Model.ik`` hands its keyword dict over as it
+is (:func:`solve_keywords`). ``fabrik``, the scipy methods and ``analytic`` sit beside
+them and return the same :class:`~.result.IKResult`.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ from ._run import (
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template
 from .result import IKResult
-from .targets import Pose, Position, encode_plain
+from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
 
-__all__ = ["raise_status", "run", "solve", "solve_all"]
+__all__ = ["raise_status", "run", "solve", "solve_all", "solve_keywords"]
 
 
 def solve(
@@ -72,7 +75,30 @@ def solve(
         :class:`IKResult`; it never raises for an unsolvable target and never
         contains NaN. Bad input raises a :class:`~kinetree.errors.KinetreeError`.
     """
+    return _solve(model, target, frame, q0, base, options, kwargs, time.perf_counter())
+
+
+def solve_keywords(model: Model, target: Any, frame: str | None, kw: dict[str, Any]) -> IKResult:
+    """:func:`solve` with the caller's own keyword dict ``kw`` (``Model.ik``'s
+    ``**options``, which it may change: ``q0``, ``base`` and ``options`` are taken out of
+    it), without packing it into new keyword arguments."""
     t0 = time.perf_counter()
+    q0 = kw.pop("q0", None)
+    base = kw.pop("base", None)
+    return _solve(model, target, frame, q0, base, kw.pop("options", None), kw, t0)
+
+
+def _solve(
+    model: Model,
+    target: Any,
+    frame: str | None,
+    q0: Any,
+    base: str | None,
+    options: IKOptions | None,
+    kwargs: dict[str, Any],
+    t0: float,
+) -> IKResult:
+    """:func:`solve` with its keyword options in one dict and its start time ``t0``."""
     if options is None:
         opts = resolve(kwargs)
     elif not isinstance(options, IKOptions):
@@ -218,30 +244,114 @@ def _solve_plain_dict(
     effectors of a whole body) straight into the kernels: the same template and rows as
     :func:`~.problem.build_problem` makes, without its general assembly. None when a
     target needs the general path."""
-    rows = []
-    kinds = []
-    for value in target.values():
-        row = encode_plain(value)
-        if row is None:
-            return None
-        rows.append(row)
-        kinds.append(type(value) is Position)
-    key = (tuple(target), tuple(kinds))
+    frames = tuple(target)
     last = _LAST_DICT[0]
-    if last[0] is model and last[1] is opts and last[2] == key:
-        tpl = last[3]
-    else:
-        if not all(type(name) is str for name in key[0]):
+    plan: _DictPlan | None = None
+    if last[0] is model and last[1] is opts and last[2] == frames:
+        plan = last[3]
+    rows = None if plan is None else plan.fill(target)
+    if plan is None or rows is None:
+        kinds, encoded = [], []
+        for value in target.values():
+            row = encode_plain(value)
+            if row is None:
+                return None  # the general path reads it (or says what is wrong)
+            kinds.append(type(value) is Position)
+            encoded.append(row)
+        if not all(type(name) is str for name in frames):
             return None  # the general path says what a key must be
-        tpl = _kept_template(model, key[0], key[1], opts)
-        _LAST_DICT[0] = (model, opts, key, tpl)
-    targets = np.stack(rows).reshape(1, len(rows), L.TARGET_SIZE)
-    return run(tpl, targets, _q0_rows(model, q0, 1), (), opts, t0)
+        key = (frames, tuple(kinds), opts)
+        plan = _DICT_PLANS.get(model, key)
+        if plan is None:
+            tpl = _kept_template(model, frames, key[1], opts)
+            plan = _DICT_PLANS.put(model, _DictPlan(tpl, key[1], opts), key)
+        _LAST_DICT[0] = (model, opts, frames, plan)
+        rows = plan.fill(target)
+        if rows is None:  # an equal but unusual dtype: the rows' general assembly
+            rows = np.stack(encoded)[None]
+    return plan.solve(rows, q0, t0)
 
 
-#: The last plain dict's template: (model, opts, (frames, kinds), template), read and
-#: replaced whole.
+class _DictPlan:
+    """Plain targets on fixed frames (a whole body's hands and feet): each call writes
+    the targets' positions and rotations into rows laid out once (weights and the rest
+    already in place; the same rows :func:`~.targets.encode_plain` makes), then calls the
+    driver once. The rows and scratch are reused by the thread that made the plan;
+    another thread gets its own (the driver runs without the GIL)."""
+
+    __slots__ = ("kernel", "kinds", "opts", "pos", "ready", "rot", "rows", "thread", "tpl",
+                 "work")  # fmt: skip
+
+    def __init__(self, tpl: Template, kinds: tuple[bool, ...], opts: IKOptions) -> None:
+        self.tpl, self.kinds, self.opts = tpl, kinds, opts
+        self.kernel = cached_driver(opts.kernel_method, tpl.has_swing_twist,
+                                    tpl.collision is not None)  # fmt: skip
+        self.ready = False  # the driver compiled, no coupled coordinates to fix after
+        self.thread = threading.get_ident()
+        self.rows, self.pos, self.rot = self._rows()
+        self.work = np.zeros(tpl.scratch)
+
+    def _rows(self) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """Fresh rows ``(1, T, TARGET_SIZE)`` with views of each target's position (3,)
+        and rotation (3, 3) in them."""
+        rows = np.stack([POSITION_ROW if p else POSE_ROW for p in self.kinds])[None]
+        pos = [r[L.T_POS : L.T_POS + 3] for r in rows[0]]
+        rot = [r[L.T_ROT : L.T_ROT + 9].reshape(3, 3) for r in rows[0]]
+        return rows, pos, rot
+
+    def fill(self, target: dict[Any, Any]) -> np.ndarray | None:
+        """The rows of ``target``'s values, or None when one is not the plain kind
+        (pose or position) this plan was laid out for."""
+        if threading.get_ident() == self.thread:
+            rows, pos, rot = self.rows, self.pos, self.rot
+        else:
+            rows, pos, rot = self._rows()
+        if len(target) != len(pos):
+            return None
+        kinds = self.kinds
+        for i, value in enumerate(target.values()):
+            if kinds[i]:
+                row = encode_plain(value) if type(value) is Position else None
+                if row is None:
+                    return None
+                pos[i][:] = row[L.T_POS : L.T_POS + 3]
+                continue
+            if type(value) is not Pose:
+                return None
+            T = value.T
+            if not (
+                type(T) is np.ndarray and T.shape == (4, 4) and T.dtype is F64
+                and value.position_mask is None and value.orientation_mask is None
+                and value.position_weight is None and value.orientation_weight is None
+                and value.point is None and T[3].tolist() == _LAST_ROW
+            ):  # fmt: skip
+                return None
+            pos[i][:] = T[:3, 3]
+            rot[i][:] = T[:3, :3]
+        return rows
+
+    def solve(self, rows: np.ndarray, q0: Any, t0: float) -> IKResult:
+        """Solve ``rows`` (from :meth:`fill`) from ``q0`` (None: neutral)."""
+        tpl = self.tpl
+        model = tpl.model
+        if not self.ready:
+            self.ready = not model.couplings and compiled(self.kernel)
+            if not self.ready:  # the tiered first calls and the couplings: run's way
+                return run(tpl, rows.copy(), _q0_rows(model, q0, 1), (), self.opts, t0)
+        nq, T = model.nq, len(self.kinds)
+        out = np.empty((1, L.result_size(nq, T)))
+        work = self.work if rows is self.rows else np.zeros(tpl.scratch)
+        q = writable(_q0_rows(model, q0, 1))
+        self.kernel(tpl.ibuf, tpl.fbuf, rows, q, self.opts.draw_seed(), out, NO_HISTORY_Q,
+                    NO_HISTORY_E, work, 0, 1)  # fmt: skip
+        return single_result(tpl, out[0], nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+
+
+#: The last plain dict's plan: (model, opts, frames, plan), read and replaced whole.
 _LAST_DICT: list[tuple[Any, ...]] = [(None, None, None, None)]
+#: Plans of plain dicts per model, by (frames, kinds, options).
+_DICT_PLANS: PerModel[_DictPlan] = PerModel(limit=64)
+_LAST_ROW = [0.0, 0.0, 0.0, 1.0]
 
 
 class _Single:

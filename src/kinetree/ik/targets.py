@@ -106,11 +106,11 @@ class Direction:
 
 Target = Position | Orientation | Pose | Direction
 
-_POSE_ROW = np.zeros(TARGET_SIZE)
-_POSE_ROW[T_W_POS : T_W_ROT + 3] = 1.0
-_POSITION_ROW = np.zeros(TARGET_SIZE)
-_POSITION_ROW[T_ROT : T_ROT + 9] = _EYE9
-_POSITION_ROW[T_W_POS : T_W_POS + 3] = 1.0
+POSE_ROW = np.zeros(TARGET_SIZE)
+POSE_ROW[T_W_POS : T_W_ROT + 3] = 1.0
+POSITION_ROW = np.zeros(TARGET_SIZE)
+POSITION_ROW[T_ROT : T_ROT + 9] = _EYE9
+POSITION_ROW[T_W_POS : T_W_POS + 3] = 1.0
 
 
 def encode_plain(target: Any) -> np.ndarray | None:
@@ -131,7 +131,7 @@ def encode_plain(target: Any) -> np.ndarray | None:
         ):
             if not (T[3, 0] == 0.0 and T[3, 1] == 0.0 and T[3, 2] == 0.0 and T[3, 3] == 1.0):
                 return None  # the general path raises the right error
-            tf = _POSE_ROW.copy()
+            tf = POSE_ROW.copy()
             tf[T_POS : T_POS + 3] = T[:3, 3]
             tf[T_ROT : T_ROT + 9] = T[:3, :3].ravel()
             return tf
@@ -147,7 +147,7 @@ def encode_plain(target: Any) -> np.ndarray | None:
         ):
             if not np.isfinite(p).all():
                 return None  # the general path raises the error
-            tf = _POSITION_ROW.copy()
+            tf = POSITION_ROW.copy()
             tf[T_POS : T_POS + 3] = p
             return tf
     return None
