@@ -328,36 +328,59 @@ def downdate_gram(J: np.ndarray, G: np.ndarray, kk: int) -> None:
 
 
 @no_refcount
+def gram_solve(
+    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
+    G: np.ndarray,
+) -> bool:  # fmt: skip
+    """:func:`damped_solve` on the rows' side from a Gram matrix ``G = J J^T`` at hand
+    (lower triangle, kept by :func:`dls_solve`)."""
+    m, na = J.shape
+    for i in range(m):
+        for j in range(i + 1):
+            A[i, j] = G[i, j]
+        A[i, i] += lam
+    if not cholesky_solve(A, m, e, y):
+        return False
+    for k in range(na):
+        dq[k] = 0.0
+    for i in range(m):
+        yi = y[i]
+        for k in range(na):
+            dq[k] += J[i, k] * yi
+    return True
+
+
+@no_refcount
 def dls_solve(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
     rows: np.ndarray, tcols: np.ndarray, G: np.ndarray, fresh: bool,
 ) -> None:  # fmt: skip
     """The damped least-squares step, by the fastest route for the system's size; a
-    system that is not positive definite is retried with more damping.
+    system that is not positive definite is retried once by the same route with more
+    damping (``lam + 1e-3``), and a step that still fails (a non-finite ``J`` or ``e``)
+    is zero.
 
     Where :func:`keeps_gram`, ``G`` (``min(m, na)`` square) holds ``J J^T``: formed when
-    ``fresh``, else taken as it is (kept up to date by the caller, :func:`downdate_gram`)."""
+    ``fresh``, else taken as it is (kept up to date by the caller, :func:`downdate_gram`).
+
+    The retry is the second pass of one loop, not a second call: each route is compiled
+    in once (on the GPU, a retry through the general solver nearly doubled the dls
+    kernel's instructions)."""
     m, na = J.shape
-    if m == 6 and na >= 6:
-        ok = damped_solve6(J, e, lam, dq, A, y)
-    elif m == 3 and na >= 3:
-        ok = damped_solve3(J, e, lam, dq, A, y)
-    elif keeps_gram(m, na):
-        if fresh:
-            gram_rows(J, G, rows, tcols)
-        for i in range(m):
-            for j in range(i + 1):
-                A[i, j] = G[i, j]
-            A[i, i] += lam
-        ok = cholesky_solve(A, m, e, y)
+    if fresh and keeps_gram(m, na):
+        gram_rows(J, G, rows, tcols)
+    mu = lam
+    for _attempt in range(2):
+        if m == 6 and na >= 6:
+            ok = damped_solve6(J, e, mu, dq, A, y)
+        elif m == 3 and na >= 3:
+            ok = damped_solve3(J, e, mu, dq, A, y)
+        elif keeps_gram(m, na):
+            ok = gram_solve(J, e, mu, dq, A, y, G)
+        else:
+            ok = damped_solve(J, e, mu, dq, A, y, rows, tcols)
         if ok:
-            for k in range(na):
-                dq[k] = 0.0
-            for i in range(m):
-                yi = y[i]
-                for k in range(na):
-                    dq[k] += J[i, k] * yi
-    else:
-        ok = damped_solve(J, e, lam, dq, A, y, rows, tcols)
-    if not ok:
-        damped_solve(J, e, lam + 1e-3, dq, A, y, rows, tcols)
+            return
+        mu = lam + 1e-3
+    for k in range(na):
+        dq[k] = 0.0

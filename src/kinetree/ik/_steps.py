@@ -354,14 +354,16 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
     for r in range(m):
         E += e[r] * e[r]
     lam = cf.damping * 0.5 * E + cf.lambda_min
-    dls_solve(J, e, lam, dq, A, y, rows, cf.tcols, G, True)
-    if not cf.limits:
-        return
     # A re-solve takes the first solve's Gram matrix less the pinned columns (a third of
     # the cost of a solve on a humanoid's 24 rows, where most iterations pin a joint).
+    # One call site for the solve and its re-solves: compiled in once (on the GPU, each
+    # call is inlined).
     gram = keeps_gram(m, na)
     unit = cf.unit  # dq is in units of each coordinate's unit (see scale_columns)
-    for _pass in range(3):
+    for p in range(4):
+        dls_solve(J, e, lam, dq, A, y, rows, cf.tcols, G, p == 0)
+        if not cf.limits or p == 3:
+            return
         pinned = False
         for kk in range(na):
             k = act[kk]
@@ -384,8 +386,7 @@ def step_dls(cf: Config, w: Work, rows: np.ndarray) -> None:
                 pinned_k[kk] = 1.0
                 pinned = True
         if not pinned:
-            break
-        dls_solve(J, e, lam, dq, A, y, rows, cf.tcols, G, False)
+            return
 
 
 @njit(cache=True, inline="always")
