@@ -91,8 +91,9 @@ def _warm_collision(verbose: bool) -> None:
     b.add_joint("j2", "l1", "l2", axis="y", origin=translation([0, 0, 0.3]), limits=(-2, 2))
     b.add_frame("tip", "l2", translation([0.4, 0, 0]))
     for frame in ("l1", "l2"):
-        b.add_geometry(frame, SphereShape(radius=0.05, kind="collision",
-                                          origin=translation([0.1, 0, 0])))  # fmt: skip
+        b.add_geometry(
+            frame, SphereShape(radius=0.05, kind="collision", origin=translation([0.1, 0, 0]))
+        )
     arm = b.build()
     ball = Sphere(radius=0.05, center=(0.0, 0.5, 0.3))
     q = arm.neutral()

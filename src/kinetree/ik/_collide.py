@@ -91,8 +91,21 @@ def clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
 def final_clearance(ck: Collision, cw: CollisionWork, W: np.ndarray) -> float:
     """The closest pair's signed distance [m] at ``W`` by the full search (no cutoff);
     inf when there is nothing to check."""
-    arg = min_distance(W, ck.spheres, ck.links, ck.obstacles, ck.data, ck.pairs, -np.inf,
-                       cw.C, cw.ready, cw.bounds, cw.order, cw.row, cw.best)  # fmt: skip
+    arg = min_distance(
+        W,
+        ck.spheres,
+        ck.links,
+        ck.obstacles,
+        ck.data,
+        ck.pairs,
+        -np.inf,
+        cw.C,
+        cw.ready,
+        cw.bounds,
+        cw.order,
+        cw.row,
+        cw.best,
+    )
     return cw.best[OUT_DISTANCE] if arg >= 0 else np.inf
 
 
@@ -110,9 +123,17 @@ def penalised(bad: float, d: float, margin: float, tol: float) -> float:
 
 @njit(cache=True, inline="always")
 def collision_update(
-    cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
-    idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
-) -> bool:  # fmt: skip
+    cf: Config,
+    w: Work,
+    ck: Collision,
+    cw: CollisionWork,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    rows: np.ndarray,
+    pull: float,
+) -> bool:
     """One DLS step with distance rows (see the module doc); False when no step can be
     taken (the attempt ends). ``cw.out`` holds the pairs at the current ``q``."""
     na = cf.na

@@ -15,9 +15,13 @@ from .layout import KIND_FRAME, T_POINT, T_POS, T_ROT, T_W_POS, T_W_ROT, TI_KIND
 
 @njit(cache=True)
 def evaluate(
-    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, tgt_i: np.ndarray, tgt_f: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    tgt_f: np.ndarray,
     q: np.ndarray,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Per-target ``(position error [m], orientation error [rad])`` at ``q``, shape (T, 2)."""
     T = tgt_i.shape[0]
     W = np.empty((fdata.shape[0], 3, 4))
@@ -31,9 +35,17 @@ def evaluate(
 
 @njit(cache=True)
 def cost_grad(
-    qa: np.ndarray, q_full: np.ndarray, act: np.ndarray, fdata: np.ndarray, idata: np.ndarray,
-    nodes: np.ndarray, tgt_i: np.ndarray, tgt_f: np.ndarray, rest: np.ndarray, rest_w: float,
-) -> tuple[float, np.ndarray]:  # fmt: skip
+    qa: np.ndarray,
+    q_full: np.ndarray,
+    act: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    tgt_f: np.ndarray,
+    rest: np.ndarray,
+    rest_w: float,
+) -> tuple[float, np.ndarray]:
     """Smooth cost and its exact gradient over the active DoF ``qa``.
 
     ``f = 1/2 sum_t [ sum_i w_pi^2 (p*_i - p_i)^2 + sum_j w_r^2 |R e_j - R* e_j|^2 / 2 ]

@@ -40,26 +40,43 @@ def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
 @functools.cache
 def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
     """:func:`driver` for arguments that are already bools (the per-call path)."""
-    tag = (method + ("_swing_twist" if swing_twist else "") + ("_collision" if collision else "")
-           + "_" + kernel_digest()[:10])  # fmt: skip
+    tag = (
+        method
+        + ("_swing_twist" if swing_twist else "")
+        + ("_collision" if collision else "")
+        + "_"
+        + kernel_digest()[:10]
+    )
     if collision:
         update = _collide.collision_update
     elif method == "ccd":
         update = _steps.ccd_update
     else:
-        update = variant(_steps.jacobian_update, f"jacobian_update_{method}",
-                         apply_rule=RULES[method])  # fmt: skip
+        update = variant(
+            _steps.jacobian_update, f"jacobian_update_{method}", apply_rule=RULES[method]
+        )
     # A loop that allocates nothing runs without numba's reference counting: every array
     # it binds would otherwise cost atomic increments per iteration (measured: 20.3 ->
     # 12.0 us per Panda solve). The SVD rules allocate, so their drivers keep it; the
     # swing-twist projection works in the loop's scratch (``Work.st``) and does not.
     flags = {} if method in ("pinv", "sdls") else {"_nrt": False}
-    one = variant(_loop.solve_one, f"solve_one_{tag}", flags, update=update,
-                  SWING_TWIST_ON=swing_twist, COLLISION_ON=collision)  # fmt: skip
+    one = variant(
+        _loop.solve_one,
+        f"solve_one_{tag}",
+        flags,
+        update=update,
+        SWING_TWIST_ON=swing_twist,
+        COLLISION_ON=collision,
+    )
     # The driver is the range loop itself, without a wrapper around it: numba optimises
     # and emits every caller's module with all it calls linked in, so each level over the
     # loop cost a whole-program LLVM pass (2.3 s of a 21 s cold compile).
     # The range loop allocates nothing either (its scratch comes from the caller), so it
     # runs without reference counting where the loop does: 1.1-1.4 us less per call.
-    return variant(_loop.solve_range, f"solve_range_{tag}", {"nogil": True, **flags},
-                   solve_one=one, COLLISION_ON=collision)  # fmt: skip
+    return variant(
+        _loop.solve_range,
+        f"solve_range_{tag}",
+        {"nogil": True, **flags},
+        solve_one=one,
+        COLLISION_ON=collision,
+    )

@@ -160,9 +160,15 @@ def gram_rows(J: np.ndarray, A: np.ndarray, rows: np.ndarray, tcols: np.ndarray)
 
 @no_refcount
 def damped_solve(
-    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
-    rows: np.ndarray, tcols: np.ndarray,
-) -> bool:  # fmt: skip
+    J: np.ndarray,
+    e: np.ndarray,
+    lam: float,
+    dq: np.ndarray,
+    A: np.ndarray,
+    y: np.ndarray,
+    rows: np.ndarray,
+    tcols: np.ndarray,
+) -> bool:
     """``dq = J^T (J J^T + lam I)^-1 e`` (= ``(J^T J + lam I)^-1 J^T e``), smaller side.
 
     ``A`` (>= min(m, na) square) and ``y`` (>= min(m, na)) are scratch space: the
@@ -329,9 +335,14 @@ def downdate_gram(J: np.ndarray, G: np.ndarray, kk: int) -> None:
 
 @no_refcount
 def gram_solve(
-    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
+    J: np.ndarray,
+    e: np.ndarray,
+    lam: float,
+    dq: np.ndarray,
+    A: np.ndarray,
+    y: np.ndarray,
     G: np.ndarray,
-) -> bool:  # fmt: skip
+) -> bool:
     """:func:`damped_solve` on the rows' side from a Gram matrix ``G = J J^T`` at hand
     (lower triangle, kept by :func:`dls_solve`)."""
     m, na = J.shape
@@ -352,9 +363,17 @@ def gram_solve(
 
 @no_refcount
 def dls_solve(
-    J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray,
-    rows: np.ndarray, tcols: np.ndarray, G: np.ndarray, fresh: bool,
-) -> None:  # fmt: skip
+    J: np.ndarray,
+    e: np.ndarray,
+    lam: float,
+    dq: np.ndarray,
+    A: np.ndarray,
+    y: np.ndarray,
+    rows: np.ndarray,
+    tcols: np.ndarray,
+    G: np.ndarray,
+    fresh: bool,
+) -> None:
     """The damped least-squares step, by the fastest route for the system's size; a
     system that is not positive definite is retried once by the same route with more
     damping (``lam + 1e-3``), and a step that still fails (a non-finite ``J`` or ``e``)

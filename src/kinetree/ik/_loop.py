@@ -215,9 +215,17 @@ def random_start(
 
 @njit(cache=True, inline="always")
 def clear_start(
-    cf: Config, w: Work, ck: Collision, cw: CollisionWork, fdata: np.ndarray,
-    idata: np.ndarray, nodes: np.ndarray, q0: np.ndarray, rng: np.ndarray, attempt: int,
-) -> None:  # fmt: skip
+    cf: Config,
+    w: Work,
+    ck: Collision,
+    cw: CollisionWork,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    q0: np.ndarray,
+    rng: np.ndarray,
+    attempt: int,
+) -> None:
     """:func:`random_start` that prefers collision-free starts: up to ``ck.seeds``
     draws, the first that clears ``margin + buffer`` (else the clearest) is kept."""
     q = w.q
@@ -237,9 +245,17 @@ def clear_start(
 
 @njit(cache=True, inline="always")
 def write_errors(
-    cf: Config, w: Work, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, tgt: np.ndarray, out: np.ndarray, nq: int, current: bool,
-) -> float:  # fmt: skip
+    cf: Config,
+    w: Work,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    tgt: np.ndarray,
+    out: np.ndarray,
+    nq: int,
+    current: bool,
+) -> float:
     """Errors of FK at ``w.best_q`` against ``tgt`` into ``out``; their badness. A NaN
     error (a model whose FK is not finite) is reported as inf. ``current``: ``w.W`` and
     ``w.errs`` already hold FK and errors at ``w.best_q`` against ``tgt`` (a solve that
@@ -258,11 +274,24 @@ def write_errors(
 
 @njit(cache=True)
 def solve_one(
-    fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray,
-    tgt_i: np.ndarray, rows: np.ndarray, cf: Config, w: Work, ck: Collision,
-    cw: CollisionWork, src: np.ndarray, q0: np.ndarray, seed: int, out: np.ndarray,
-    hist_q: np.ndarray, hist_e: np.ndarray, clock: np.ndarray, rng: np.ndarray,
-) -> None:  # fmt: skip
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    rows: np.ndarray,
+    cf: Config,
+    w: Work,
+    ck: Collision,
+    cw: CollisionWork,
+    src: np.ndarray,
+    q0: np.ndarray,
+    seed: int,
+    out: np.ndarray,
+    hist_q: np.ndarray,
+    hist_e: np.ndarray,
+    clock: np.ndarray,
+    rng: np.ndarray,
+) -> None:
     """Solve one problem into the result row ``out`` (layout: ``ik.layout``).
 
     ``src`` holds the targets (encoded rows, or one raw 4x4 pose). The method is the
@@ -390,10 +419,18 @@ def solve_one(
 
 @njit(cache=True)
 def solve_range(
-    ibuf: np.ndarray, fbuf: np.ndarray, targets: np.ndarray, q0: np.ndarray,
-    seed: int, out: np.ndarray, hist_q: np.ndarray, hist_e: np.ndarray, scratch: np.ndarray,
-    start: int, stop: int,
-) -> None:  # fmt: skip
+    ibuf: np.ndarray,
+    fbuf: np.ndarray,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    seed: int,
+    out: np.ndarray,
+    hist_q: np.ndarray,
+    hist_e: np.ndarray,
+    scratch: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """Problems ``start..stop`` of a batch: ``targets`` (B, T, TARGET_SIZE) encoded rows
     or (B, 4, 4) raw poses; ``q0`` (1, nq) shared or (B, nq); ``out`` (B, result_size).
     Problem ``b`` draws its restarts from ``seed + b``.
@@ -419,8 +456,7 @@ def solve_range(
     if COLLISION_ON:
         ck = read_collision(cfg, icfg)
         ns, npairs = ck.spheres.shape[0], ck.pairs.shape[0]
-        cw = carve_collision(ws[size:], iws[IW_SIZE:], ns, ck.links.shape[0], npairs, nv, nq,
-                             cf.na)  # fmt: skip
+        cw = carve_collision(ws[size:], iws[IW_SIZE:], ns, ck.links.shape[0], npairs, nv, nq, cf.na)
     else:
         # Never read: the branches that would are pruned from this variant.
         ck = 0  # type: ignore[assignment]
@@ -431,5 +467,22 @@ def solve_range(
     shared = q0.shape[0] == 1
     for b in range(start, stop):
         qb = q0[0] if shared else q0[b]
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, ck, cw, targets[b], qb,
-                  seed + b, out[b], hist_q, hist_e, clock, rng)  # fmt: skip
+        solve_one(
+            fdata,
+            idata,
+            nodes,
+            tgt_i,
+            rows,
+            cf,
+            w,
+            ck,
+            cw,
+            targets[b],
+            qb,
+            seed + b,
+            out[b],
+            hist_q,
+            hist_e,
+            clock,
+            rng,
+        )

@@ -39,8 +39,9 @@ def run_problem(prob: Problem, t0: float) -> IKResult:
     """Run the compiled solver on an assembled problem (any targets, batched or not)."""
     tpl = prob.template
     B = int(np.prod(prob.batch)) if prob.batch else 1
-    targets = np.require(prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), np.float64,
-                         ("C", "W"))  # fmt: skip
+    targets = np.require(
+        prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), np.float64, ("C", "W")
+    )
     q0 = np.array(prob.q0, dtype=np.float64).reshape(-1, tpl.model.nq)  # (B or 1, nq)
     return run(tpl, targets, q0, prob.batch, tpl.options, t0)
 
@@ -88,8 +89,19 @@ def run(
 
                 def part(a: int, b: int) -> None:
                     # Scratch per call: chunks run on several threads at once.
-                    kernel(ib, fb, targets, q0, seed, out, hist_q, hist_e, np.zeros(ns),
-                           first + a, first + b)  # fmt: skip
+                    kernel(
+                        ib,
+                        fb,
+                        targets,
+                        q0,
+                        seed,
+                        out,
+                        hist_q,
+                        hist_e,
+                        np.zeros(ns),
+                        first + a,
+                        first + b,
+                    )
                     tick(b - a)
 
                 if B - first < PARALLEL_MIN:
@@ -105,13 +117,20 @@ def run(
     r = L.read_result(out, nq, T)
     _raise_bad_input(r["status"], batch)
     return make_result(
-        q=r["q"], success=r["status"] == L.ST_OK, position_error=r["position_error"],
-        orientation_error=r["orientation_error"], iterations=r["iterations"],
-        restarts=r["restarts"], reachable=r["reachable"] != 0.0, batch=batch,
-        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
+        q=r["q"],
+        success=r["status"] == L.ST_OK,
+        position_error=r["position_error"],
+        orientation_error=r["orientation_error"],
+        iterations=r["iterations"],
+        restarts=r["restarts"],
+        reachable=r["reachable"] != 0.0,
+        batch=batch,
+        elapsed=time.perf_counter() - t0,
+        frames=tpl.frames,
+        method=tpl.method,
         min_distance=r["min_distance"] if collide else None,
         in_collision=r["status"] == L.ST_IN_COLLISION,
-    )  # fmt: skip
+    )
 
 
 #: The float64 dtype: numpy's built-in dtypes are singletons, and ``is`` costs 40 ns
@@ -131,9 +150,15 @@ def writable(a: np.ndarray) -> np.ndarray:
 
 
 def single_result(
-    tpl: Template, row: np.ndarray, nq: int, T: int, hist_q: np.ndarray, hist_e: np.ndarray,
-    rows: int, t0: float,
-) -> IKResult:  # fmt: skip
+    tpl: Template,
+    row: np.ndarray,
+    nq: int,
+    T: int,
+    hist_q: np.ndarray,
+    hist_e: np.ndarray,
+    rows: int,
+    t0: float,
+) -> IKResult:
     """The result of one solve, read from its row without array arithmetic (the per-call
     cost of control loops and animations). The kernel already reports a NaN error as inf."""
     i = L.info_offset(nq, T)
@@ -142,10 +167,19 @@ def single_result(
         raise_status(int(status))
     # Positional: keyword calls cost microseconds here (see one_result).
     result = one_result(
-        row[:nq], status == L.ST_OK, row[nq : nq + T], row[nq + T : nq + 2 * T], int(iters),
-        int(restarts), reach != 0.0, time.perf_counter() - t0, tpl.frames, tpl.method,
-        hist_q[: int(n)].copy() if rows else None, hist_e[: int(n)].copy() if rows else None,
-    )  # fmt: skip
+        row[:nq],
+        status == L.ST_OK,
+        row[nq : nq + T],
+        row[nq + T : nq + 2 * T],
+        int(iters),
+        int(restarts),
+        reach != 0.0,
+        time.perf_counter() - t0,
+        tpl.frames,
+        tpl.method,
+        hist_q[: int(n)].copy() if rows else None,
+        hist_e[: int(n)].copy() if rows else None,
+    )
     if tpl.collision is not None:
         with_clearance(result, clear, status == L.ST_IN_COLLISION, tpl)
     return result

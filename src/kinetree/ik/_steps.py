@@ -68,9 +68,16 @@ from .layout import (
 
 @njit(cache=True)
 def pinv_solve(
-    J: np.ndarray, e: np.ndarray, cutoff: float, form: int, dq: np.ndarray, A: np.ndarray,
-    y: np.ndarray, rows: np.ndarray, tcols: np.ndarray,
-) -> None:  # fmt: skip
+    J: np.ndarray,
+    e: np.ndarray,
+    cutoff: float,
+    form: int,
+    dq: np.ndarray,
+    A: np.ndarray,
+    y: np.ndarray,
+    rows: np.ndarray,
+    tcols: np.ndarray,
+) -> None:
     """Pseudoinverse step: SVD ``V S^-1 U^T e`` with small singular values cut, or the
     normal-equation form ``J^T (J J^T)^-1 e`` of seed 001."""
     m, na = J.shape
@@ -182,9 +189,15 @@ def sdls_solve(
 
 @no_refcount
 def nullspace_rest(
-    J: np.ndarray, z: np.ndarray, out: np.ndarray, A: np.ndarray, y: np.ndarray, Jz: np.ndarray,
-    rows: np.ndarray, tcols: np.ndarray,
-) -> None:  # fmt: skip
+    J: np.ndarray,
+    z: np.ndarray,
+    out: np.ndarray,
+    A: np.ndarray,
+    y: np.ndarray,
+    Jz: np.ndarray,
+    rows: np.ndarray,
+    tcols: np.ndarray,
+) -> None:
     """``out = (I - J^+ J) z`` with a lightly damped ``J^+`` (secondary task: rest pose)."""
     m, na = J.shape
     for r in range(m):
@@ -436,9 +449,17 @@ def integrate(cf: Config, q: np.ndarray, dq: np.ndarray, scale: float, fdata: np
 
 @njit(cache=True, inline="always")
 def jacobian_update(
-    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
-    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
-) -> bool:  # fmt: skip
+    cf: Config,
+    w: Work,
+    ck: Any,
+    cw: Any,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    rows: np.ndarray,
+    pull: float,
+) -> bool:
     """One Jacobian iteration with step ``rule``; False when the step is not finite."""
     na = cf.na
     m = rows.shape[0]
@@ -501,12 +522,35 @@ def jacobian_update(
 
 @njit(cache=True, inline="always")
 def ccd_update(
-    cf: Config, w: Work, ck: Any, cw: Any, fdata: np.ndarray, idata: np.ndarray,
-    nodes: np.ndarray, tgt_i: np.ndarray, rows: np.ndarray, pull: float,
-) -> bool:  # fmt: skip
+    cf: Config,
+    w: Work,
+    ck: Any,
+    cw: Any,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    tgt_i: np.ndarray,
+    rows: np.ndarray,
+    pull: float,
+) -> bool:
     """One CCD sweep (CCD has no linear system)."""
-    ccd_sweep(w.q, fdata, idata, nodes, w.W, tgt_i, w.tgt, cf.active, cf.active_q,
-              cf.dof_node, cf.lo, cf.hi, cf.limits, cf.step, w.p3)  # fmt: skip
+    ccd_sweep(
+        w.q,
+        fdata,
+        idata,
+        nodes,
+        w.W,
+        tgt_i,
+        w.tgt,
+        cf.active,
+        cf.active_q,
+        cf.dof_node,
+        cf.lo,
+        cf.hi,
+        cf.limits,
+        cf.step,
+        w.p3,
+    )
     return True
 
 

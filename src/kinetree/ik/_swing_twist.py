@@ -31,15 +31,28 @@ F_STRIDE = 6
 
 
 @njit(cache=True)
-def group_rotation(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np.ndarray,
-                   R: np.ndarray, Rk: np.ndarray) -> None:  # fmt: skip
+def group_rotation(
+    fdata: np.ndarray,
+    nodes: np.ndarray,
+    dofs: np.ndarray,
+    q: np.ndarray,
+    R: np.ndarray,
+    Rk: np.ndarray,
+) -> None:
     """``R = prod_k Rot(axis_k, scale_k q_k + offset_k)`` over the group's three nodes."""
     group_rotation_into(fdata, nodes, dofs, q, R, Rk, np.empty((3, 3)))
 
 
 @njit(cache=True, inline="always")
-def group_rotation_into(fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, q: np.ndarray,
-                        R: np.ndarray, Rk: np.ndarray, T: np.ndarray) -> None:  # fmt: skip
+def group_rotation_into(
+    fdata: np.ndarray,
+    nodes: np.ndarray,
+    dofs: np.ndarray,
+    q: np.ndarray,
+    R: np.ndarray,
+    Rk: np.ndarray,
+    T: np.ndarray,
+) -> None:
     """:func:`group_rotation` with its scratch ``T`` (3x3) given: allocates nothing."""
     for r in range(3):
         for c in range(3):
@@ -168,10 +181,18 @@ def identity3(M: np.ndarray) -> None:
 
 @no_refcount
 def project_group(
-    q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
-    swing_max: float, tw_lo: float, tw_hi: float, lo: np.ndarray, hi: np.ndarray,
+    q: np.ndarray,
+    fdata: np.ndarray,
+    nodes: np.ndarray,
+    dofs: np.ndarray,
+    b: np.ndarray,
+    swing_max: float,
+    tw_lo: float,
+    tw_hi: float,
+    lo: np.ndarray,
+    hi: np.ndarray,
     sc: np.ndarray,
-) -> bool:  # fmt: skip
+) -> bool:
     """Move one ball joint into its swing cone and twist range, then into its per-axis
     limits; True if it had to move. ``sc``: scratch (:data:`SCRATCH` floats)."""
     R, Rk, T = mat3(sc, S_R), mat3(sc, S_RK), mat3(sc, S_T)
@@ -231,9 +252,16 @@ def project_group(
 
 @no_refcount
 def feasible(
-    q: np.ndarray, fdata: np.ndarray, nodes: np.ndarray, dofs: np.ndarray, b: np.ndarray,
-    swing_max: float, tw_lo: float, tw_hi: float, sc: np.ndarray,
-) -> bool:  # fmt: skip
+    q: np.ndarray,
+    fdata: np.ndarray,
+    nodes: np.ndarray,
+    dofs: np.ndarray,
+    b: np.ndarray,
+    swing_max: float,
+    tw_lo: float,
+    tw_hi: float,
+    sc: np.ndarray,
+) -> bool:
     """Whether the ball joint's swing and twist are within limits at ``q``; ``sc``:
     scratch (:data:`SCRATCH` floats)."""
     R = mat3(sc, S_R)
@@ -244,9 +272,15 @@ def feasible(
 
 @no_refcount
 def project_all(
-    q: np.ndarray, q_prev: np.ndarray, fdata: np.ndarray, gi: np.ndarray, gf: np.ndarray,
-    lo: np.ndarray, hi: np.ndarray, sc: np.ndarray,
-) -> None:  # fmt: skip
+    q: np.ndarray,
+    q_prev: np.ndarray,
+    fdata: np.ndarray,
+    gi: np.ndarray,
+    gf: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    sc: np.ndarray,
+) -> None:
     """Bring every constrained ball joint (``gi``/``gf`` as in the module doc) within its
     limits. ``q_prev`` is the previous (feasible) configuration: when the nearest
     allowed rotation lies outside the per-axis limits, the joint instead moves as far

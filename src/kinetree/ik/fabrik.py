@@ -53,8 +53,12 @@ def _turn(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.eye(3) + K + K @ K / (1.0 + c)
 
 
-def _constrain(d: np.ndarray, hinge: np.ndarray | None, cone: tuple[np.ndarray, float] | None,
-               fallback: np.ndarray) -> np.ndarray:  # fmt: skip
+def _constrain(
+    d: np.ndarray,
+    hinge: np.ndarray | None,
+    cone: tuple[np.ndarray, float] | None,
+    fallback: np.ndarray,
+) -> np.ndarray:
     """Bone direction ``d`` (unit) moved onto its allowed set: the plane normal to the
     ``hinge`` axis, then the ``cone`` (axis, half angle) about its rest direction."""
     if hinge is not None:
@@ -111,8 +115,11 @@ def fabrik_points(
     n = len(p)
     lengths = np.linalg.norm(np.diff(p, axis=0), axis=1)
     root = p[0].copy()
-    hinges = {} if hinges is None else {i: np.asarray(a, float) / np.linalg.norm(a)
-                                         for i, a in hinges.items()}  # fmt: skip
+    hinges = (
+        {}
+        if hinges is None
+        else {i: np.asarray(a, float) / np.linalg.norm(a) for i, a in hinges.items()}
+    )
     cone_of: dict[int, tuple[np.ndarray, float]] = {}
     for i, c in (cones or {}).items():
         if isinstance(c, tuple):
@@ -205,16 +212,23 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
 
     pts = np.array([node_pos(q, k) for k in group_nodes] + [tip(q)])
     hinges, cones = _constraints(model, q, groups, group_nodes, opts.respect_limits)
-    new_pts, fab_iters = fabrik_points(pts, target, tol=0.1 * opts.tol[0],
-                                       max_iter=opts.iterations, hinges=hinges,
-                                       cones=cones)  # fmt: skip
+    new_pts, fab_iters = fabrik_points(
+        pts, target, tol=0.1 * opts.tol[0], max_iter=opts.iterations, hinges=hinges, cones=cones
+    )
     # Map back, root to tip: each joint group puts the next point where FABRIK put it,
     # by a short DLS solve on that group's DoF alone. The sub-solves keep the caller's
     # options (limits, swing-twist cones) but no restarts, budget, record or reach check.
     sub_opts = dataclasses.replace(
-        opts, method="dls", max_iter=30, restarts=0, time_budget=None, record=False,
-        clamp_target=False, pin=(), rest=None,
-    )  # fmt: skip
+        opts,
+        method="dls",
+        max_iter=30,
+        restarts=0,
+        time_budget=None,
+        record=False,
+        clamp_target=False,
+        pin=(),
+        rest=None,
+    )
     for g, dofs in enumerate(groups):
         nxt = group_nodes[g + 1] if g + 1 < len(groups) else node
         sub = _group_template(tpl, nxt, dofs, sub_opts, point if nxt == node else None)
@@ -222,16 +236,35 @@ def solve_fabrik(prob: Problem, t0: float) -> IKResult:
         row[0, L.T_POS : L.T_POS + 3] = new_pts[g + 1]
         if nxt != node:
             row[0, L.T_POINT : L.T_POINT + 3] = 0.0
-        res = run(sub, row.reshape(1, 1, L.TARGET_SIZE), q.reshape(1, -1).copy(), (), sub_opts,
-                  time.perf_counter())  # fmt: skip
+        res = run(
+            sub,
+            row.reshape(1, 1, L.TARGET_SIZE),
+            q.reshape(1, -1).copy(),
+            (),
+            sub_opts,
+            time.perf_counter(),
+        )
         q = np.asarray(res.q, dtype=float).copy()
     # Polish on the full chain (a few DLS iterations) and report through FK.
-    pol_opts = dataclasses.replace(sub_opts, max_iter=20, clamp_target=opts.clamp_target,
-                                   rest=opts.rest)  # fmt: skip
-    pol = template(model, tpl.frames, (L.KIND_FRAME,), tpl.weights, point.reshape(1, 3),
-                   dataclasses.replace(pol_opts, active=opts.active))  # fmt: skip
-    res = run(pol, np.ascontiguousarray(tf.reshape(1, 1, L.TARGET_SIZE)), q.reshape(1, -1),
-              (), pol_opts, t0)  # fmt: skip
+    pol_opts = dataclasses.replace(
+        sub_opts, max_iter=20, clamp_target=opts.clamp_target, rest=opts.rest
+    )
+    pol = template(
+        model,
+        tpl.frames,
+        (L.KIND_FRAME,),
+        tpl.weights,
+        point.reshape(1, 3),
+        dataclasses.replace(pol_opts, active=opts.active),
+    )
+    res = run(
+        pol,
+        np.ascontiguousarray(tf.reshape(1, 1, L.TARGET_SIZE)),
+        q.reshape(1, -1),
+        (),
+        pol_opts,
+        t0,
+    )
     res.iterations = int(res.iterations) + fab_iters
     res.method = "fabrik"
     return res
@@ -266,9 +299,15 @@ def _group_template(
     model = tpl.model
     names = tuple(model.joint_names[d] for d in dofs)
     pt = np.zeros((1, 3)) if point is None else point.reshape(1, 3)
-    return template(model, (model.node_names[node],), (L.KIND_FRAME,),
-                    np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]]), pt,
-                    dataclasses.replace(opts, active=names), nodes=(node,))  # fmt: skip
+    return template(
+        model,
+        (model.node_names[node],),
+        (L.KIND_FRAME,),
+        np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]]),
+        pt,
+        dataclasses.replace(opts, active=names),
+        nodes=(node,),
+    )
 
 
 def node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
@@ -276,6 +315,14 @@ def node_pose(model: Model, q: np.ndarray, k: int) -> np.ndarray:
     fdata, idata = packed(model)
     out = np.empty((1, 1, 4, 4))
     nodes = needed_nodes(model, (k,))  # read-only, as every FK call passes them
-    fk_rows(np.require(q.reshape(1, -1), np.float64, ("C", "W")), fdata, idata, nodes,
-            np.array([k], dtype=np.int64), out, 0, 1)  # fmt: skip
+    fk_rows(
+        np.require(q.reshape(1, -1), np.float64, ("C", "W")),
+        fdata,
+        idata,
+        nodes,
+        np.array([k], dtype=np.int64),
+        out,
+        0,
+        1,
+    )
     return out[0, 0]

@@ -249,14 +249,42 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     sp = icfg[N_SPARSE]
     tcols = icfg[sp:] if sp > 0 else icfg[:0]
     return Config(
-        cfg[C_TOL_P], cfg[C_TOL_R], cfg[C_STEP], cfg[C_DAMPING], cfg[C_LAMBDA_MIN],
-        cfg[C_BUDGET], cfg[C_REST_GAIN], cfg[C_CUTOFF], cfg[C_TASK_STEP],
-        cfg[C_MAX_JOINT_STEP], cfg[C_INV_LENGTH],
-        icfg[N_MAX_ITER], icfg[N_RESTARTS], icfg[N_LIMITS] != 0, icfg[N_PINV_FORM],
-        icfg[N_RECORD], na, icfg[N_CLAMP] != 0, icfg[N_STALL], icfg[N_UNITS] != 0,
-        lo, hi, sample_lo, sample_hi, rest, unit, reach, st_f, active, active_q, dof_node, pivot,
-        balls, st_i, tcols,
-    )  # fmt: skip
+        cfg[C_TOL_P],
+        cfg[C_TOL_R],
+        cfg[C_STEP],
+        cfg[C_DAMPING],
+        cfg[C_LAMBDA_MIN],
+        cfg[C_BUDGET],
+        cfg[C_REST_GAIN],
+        cfg[C_CUTOFF],
+        cfg[C_TASK_STEP],
+        cfg[C_MAX_JOINT_STEP],
+        cfg[C_INV_LENGTH],
+        icfg[N_MAX_ITER],
+        icfg[N_RESTARTS],
+        icfg[N_LIMITS] != 0,
+        icfg[N_PINV_FORM],
+        icfg[N_RECORD],
+        na,
+        icfg[N_CLAMP] != 0,
+        icfg[N_STALL],
+        icfg[N_UNITS] != 0,
+        lo,
+        hi,
+        sample_lo,
+        sample_hi,
+        rest,
+        unit,
+        reach,
+        st_f,
+        active,
+        active_q,
+        dof_node,
+        pivot,
+        balls,
+        st_i,
+        tcols,
+    )
 
 
 def pack(
@@ -426,8 +454,31 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     G = ws[o : o + s * s].reshape((s, s))
     o += s * s
     st = ws[o : o + SWING_TWIST_SCRATCH]
-    return Work(W, J6, J, e, err6, errs, dirs, dq, z, nz, pinned, A, y, Jz, p3, M33, w3, q,
-                best_q, q_prev, tgt, G, st)  # fmt: skip
+    return Work(
+        W,
+        J6,
+        J,
+        e,
+        err6,
+        errs,
+        dirs,
+        dq,
+        z,
+        nz,
+        pinned,
+        A,
+        y,
+        Jz,
+        p3,
+        M33,
+        w3,
+        q,
+        best_q,
+        q_prev,
+        tgt,
+        G,
+        st,
+    )
 
 
 def read_result(out: np.ndarray, nq: int, T: int) -> dict[str, np.ndarray]:
@@ -503,8 +554,9 @@ def write_collision(
     head_i[CI_SEEDS] = seeds
     icfg = icfg.copy()
     icfg[N_COLLISION] = icfg.shape[0]
-    cfg = np.concatenate([cfg, head_f, spheres.ravel(), links.ravel(), obstacles.ravel(),
-                          data.ravel()])  # fmt: skip
+    cfg = np.concatenate(
+        [cfg, head_f, spheres.ravel(), links.ravel(), obstacles.ravel(), data.ravel()]
+    )
     icfg = np.concatenate([icfg, head_i, pairs.ravel()]).astype(np.int64)
     return cfg, icfg
 
@@ -533,9 +585,18 @@ def read_collision(cfg: np.ndarray, icfg: np.ndarray) -> Collision:
     f += no * OBSTACLE_SIZE
     data = cfg[f : f + nd * 3].reshape((nd, 3))
     return Collision(
-        cfg[h + CF_MARGIN], cfg[h + CF_CUTOFF], cfg[h + CF_INFLUENCE], cfg[h + CF_BUFFER],
-        cfg[h + CF_MAX_STEP], icfg[o + CI_SEEDS], spheres, links, obstacles, data, pairs,
-    )  # fmt: skip
+        cfg[h + CF_MARGIN],
+        cfg[h + CF_CUTOFF],
+        cfg[h + CF_INFLUENCE],
+        cfg[h + CF_BUFFER],
+        cfg[h + CF_MAX_STEP],
+        icfg[o + CI_SEEDS],
+        spheres,
+        links,
+        obstacles,
+        data,
+        pairs,
+    )
 
 
 CollisionWork = namedtuple(
@@ -556,8 +617,19 @@ def collision_scratch_size(ns: int, npairs: int, nv: int, nq: int, na: int) -> t
     :func:`collision_scratch_len`); ``(0, 0)`` without pairs."""
     if npairs == 0:
         return 0, 0
-    floats = (ns * 4 + npairs * OUT_SIZE + nv + npairs * na + npairs + na * na + 4 * na
-              + qp_work_size(na, npairs) + 2 * OUT_SIZE + npairs + nq)  # fmt: skip
+    floats = (
+        ns * 4
+        + npairs * OUT_SIZE
+        + nv
+        + npairs * na
+        + npairs
+        + na * na
+        + 4 * na
+        + qp_work_size(na, npairs)
+        + 2 * OUT_SIZE
+        + npairs
+        + nq
+    )
     return floats, ns + npairs + qp_iwork_size(na, npairs)
 
 
@@ -601,5 +673,6 @@ def carve_collision(
     ready = iws[:nl]
     order = iws[ns : ns + npairs]
     qpi = iws[ns + npairs :]
-    return CollisionWork(C, out, grad, G, bq, H, g, lb, ub, x, qp, best, row, bounds, q_seed,
-                         ready, order, qpi)  # fmt: skip
+    return CollisionWork(
+        C, out, grad, G, bq, H, g, lb, ub, x, qp, best, row, bounds, q_seed, ready, order, qpi
+    )

@@ -34,8 +34,18 @@ __all__ = [
 
 #: Every method name :func:`kinetree.ik.solve` accepts.
 METHODS = (
-    "auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg", "analytic",
-)  # fmt: skip
+    "auto",
+    "pinv",
+    "transpose",
+    "dls",
+    "sdls",
+    "ccd",
+    "fabrik",
+    "bfgs",
+    "lbfgs",
+    "cg",
+    "analytic",
+)
 #: Methods run by the compiled loop (``auto`` is ``dls`` with restarts and a budget).
 KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 #: Smallest tolerance accepted [m or rad]: below it the error of FK in float64 itself
@@ -62,8 +72,14 @@ COLLISION_SEEDS = 8
 
 _COMPARED: tuple[dataclasses.Field[Any], ...] = ()  # set below the class
 
-_DEFAULT_MAX_ITER = {"auto": 30, "pinv": 200, "transpose": 2000, "dls": 200, "sdls": 500,
-                     "ccd": 500}  # fmt: skip
+_DEFAULT_MAX_ITER = {
+    "auto": 30,
+    "pinv": 200,
+    "transpose": 2000,
+    "dls": 200,
+    "sdls": 500,
+    "ccd": 500,
+}
 
 
 def _bool(name: str, v: Any) -> bool:

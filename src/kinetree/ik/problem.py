@@ -6,6 +6,9 @@ frames, the kind and weights of the targets and the :class:`~.options.IKOptions`
 (cached per model, so repeated solves pay for it once), and :func:`build_problem`
 adds the per-call targets and ``q0``. The arrays' slots are named in
 :mod:`kinetree.ik.layout`.
+
+Long because a template gathers every option's arrays (limits, rest, swing-twist,
+collision, sparse columns) in one place, which is where a new option is added.
 """
 
 from __future__ import annotations
@@ -254,7 +257,8 @@ def template(
     if opts.collision:
         coll = _collision_tables(model, opts, active)
         cfg, icfg = L.write_collision(
-            cfg, icfg,
+            cfg,
+            icfg,
             {
                 L.CF_MARGIN: opts.margin,
                 L.CF_CUTOFF: opts.margin + COLLISION_INFLUENCE,
@@ -262,21 +266,40 @@ def template(
                 L.CF_BUFFER: COLLISION_BUFFER,
                 L.CF_MAX_STEP: COLLISION_MAX_STEP,
             },
-            COLLISION_SEEDS, coll.spheres, coll.links, coll.obstacles, coll.obstacle_data,
+            COLLISION_SEEDS,
+            coll.spheres,
+            coll.links,
+            coll.obstacles,
+            coll.obstacle_data,
             coll.pairs,
-        )  # fmt: skip
+        )
         fk_frames += tuple(int(k) for k in coll.nodes)
     fk_nodes = needed_nodes(model, fk_frames)
     ibuf, fbuf = L.pack(*packed_ik(model), fk_nodes, tgt_i, rows, cfg, icfg)
     for a in (tgt_i, rows, act_idx, slo, shi, rest):
         a.setflags(write=False)
     return Template(
-        model=model, frames=tuple(frames), options=opts, tgt_i=tgt_i, weights=weights.copy(),
-        rows=rows, nodes=fk_nodes, active=active, active_idx=act_idx, lo=lo, hi=hi,
-        sample_lo=slo, sample_hi=shi, rest=rest, rest_gain=rest_gain,
-        has_swing_twist=bool(limits_on and st_i[0] > 0), ibuf=ibuf, fbuf=fbuf, collision=coll,
+        model=model,
+        frames=tuple(frames),
+        options=opts,
+        tgt_i=tgt_i,
+        weights=weights.copy(),
+        rows=rows,
+        nodes=fk_nodes,
+        active=active,
+        active_idx=act_idx,
+        lo=lo,
+        hi=hi,
+        sample_lo=slo,
+        sample_hi=shi,
+        rest=rest,
+        rest_gain=rest_gain,
+        has_swing_twist=bool(limits_on and st_i[0] > 0),
+        ibuf=ibuf,
+        fbuf=fbuf,
+        collision=coll,
         scratch=L.driver_scratch_len(ibuf, fbuf, nq),
-    )  # fmt: skip
+    )
 
 
 def _collision_tables(model: Model, opts: IKOptions, active: np.ndarray) -> Any:
@@ -335,8 +358,10 @@ def _target_columns(
 def _prismatic_coordinates(model: Model) -> np.ndarray:
     """Indices into ``q`` of the prismatic joints' coordinates (lengths, not angles)."""
     jt, qi = model.joint_type, model.q_index
-    return np.array([qi[k] for k in range(model.n_nodes) if jt[k] == JointType.PRISMATIC
-                     and qi[k] >= 0], dtype=np.int64)  # fmt: skip
+    return np.array(
+        [qi[k] for k in range(model.n_nodes) if jt[k] == JointType.PRISMATIC and qi[k] >= 0],
+        dtype=np.int64,
+    )
 
 
 def _quaternion_layout(

@@ -136,10 +136,20 @@ def one_result(
     Python 3.11 keyword arguments to a 13-field dataclass cost 2.4 us against 0.8 us,
     a sixth of a whole Panda solve (measured, ``docs/benchmarks.md``)."""
     return IKResult(
-        q, success, position_error, orientation_error, iterations, restarts, elapsed,
-        message(success, reachable, iterations, restarts), reachable, history, error_history,
-        frames, method,
-    )  # fmt: skip
+        q,
+        success,
+        position_error,
+        orientation_error,
+        iterations,
+        restarts,
+        elapsed,
+        message(success, reachable, iterations, restarts),
+        reachable,
+        history,
+        error_history,
+        frames,
+        method,
+    )
 
 
 def with_clearance(
@@ -205,21 +215,37 @@ def make_result(
         )
         hit = in_collision is not None and bool(np.asarray(in_collision).reshape(-1)[0])
         return IKResult(
-            q=q.reshape(nq), success=s, position_error=pe.reshape(T),
-            orientation_error=oe.reshape(T), iterations=i, restarts=n, elapsed=elapsed,
-            message=IN_COLLISION if hit else message(s, r, i, n), reachable=r,
-            history=history, error_history=error_history, frames=frames, method=method,
+            q=q.reshape(nq),
+            success=s,
+            position_error=pe.reshape(T),
+            orientation_error=oe.reshape(T),
+            iterations=i,
+            restarts=n,
+            elapsed=elapsed,
+            message=IN_COLLISION if hit else message(s, r, i, n),
+            reachable=r,
+            history=history,
+            error_history=error_history,
+            frames=frames,
+            method=method,
             min_distance=None if min_distance is None else float(np.reshape(min_distance, -1)[0]),
-        )  # fmt: skip
+        )
     ok = ok.reshape(batch)
     reach = reach.reshape(batch)
     msg = np.where(ok, CONVERGED, np.where(reach, "not converged", "target out of reach"))
     if in_collision is not None:
         msg = np.where(np.asarray(in_collision).reshape(batch), "in collision", msg)
     return IKResult(
-        q=q.reshape(*batch, nq), success=ok, position_error=pe.reshape(*batch, T),
-        orientation_error=oe.reshape(*batch, T), iterations=its.reshape(batch),
-        restarts=rs.reshape(batch), elapsed=elapsed, message=msg, reachable=reach,
-        frames=frames, method=method,
+        q=q.reshape(*batch, nq),
+        success=ok,
+        position_error=pe.reshape(*batch, T),
+        orientation_error=oe.reshape(*batch, T),
+        iterations=its.reshape(batch),
+        restarts=rs.reshape(batch),
+        elapsed=elapsed,
+        message=msg,
+        reachable=reach,
+        frames=frames,
+        method=method,
         min_distance=None if min_distance is None else np.array(min_distance).reshape(batch),
-    )  # fmt: skip
+    )

@@ -121,10 +121,18 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
         )
     apply_couplings(tpl.model, qs)
     return make_result(
-        q=qs, success=ok, position_error=errs[:, :, 0], orientation_error=errs[:, :, 1],
-        iterations=its, restarts=rs, reachable=_reachable(prob, tgts, q0s), batch=batch,
-        elapsed=time.perf_counter() - t0, frames=tpl.frames, method=tpl.method,
-    )  # fmt: skip
+        q=qs,
+        success=ok,
+        position_error=errs[:, :, 0],
+        orientation_error=errs[:, :, 1],
+        iterations=its,
+        restarts=rs,
+        reachable=_reachable(prob, tgts, q0s),
+        batch=batch,
+        elapsed=time.perf_counter() - t0,
+        frames=tpl.frames,
+        method=tpl.method,
+    )
 
 
 def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:
@@ -135,8 +143,15 @@ def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:
     probe_opts = dataclasses.replace(
         tpl.options, method="dls", max_iter=0, restarts=0, record=False, time_budget=None
     )
-    probe = cached_template(tpl.model, tpl.frames, tuple(int(k) for k in tpl.tgt_i[:, 1]),
-                            tgts[0], probe_opts)  # fmt: skip
-    r = run(probe, np.ascontiguousarray(tgts), np.ascontiguousarray(q0s), (tgts.shape[0],),
-            probe_opts, time.perf_counter())  # fmt: skip
+    probe = cached_template(
+        tpl.model, tpl.frames, tuple(int(k) for k in tpl.tgt_i[:, 1]), tgts[0], probe_opts
+    )
+    r = run(
+        probe,
+        np.ascontiguousarray(tgts),
+        np.ascontiguousarray(q0s),
+        (tgts.shape[0],),
+        probe_opts,
+        time.perf_counter(),
+    )
     return np.asarray(r.reachable, dtype=bool)

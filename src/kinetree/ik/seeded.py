@@ -172,21 +172,27 @@ def solve_seeded(
     if batch:  # one seeded solve per pose; q0 (nq,) for all or (*batch, nq)
         Q0 = as_q0(model, q0, batch).reshape(-1, model.nq) if q0 is not None else None
         flat = np.asarray(target, dtype=np.float64).reshape(-1, 4, 4)
-        results = [solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0)
-                   for b in range(len(P))]  # fmt: skip
+        results = [
+            solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0)
+            for b in range(len(P))
+        ]
         return make_result(
-            q=np.array([r.q for r in results]), success=np.array([r.success for r in results]),
+            q=np.array([r.q for r in results]),
+            success=np.array([r.success for r in results]),
             position_error=np.array([r.position_error for r in results]),
             orientation_error=np.array([r.orientation_error for r in results]),
             iterations=np.array([r.iterations for r in results]),
             restarts=np.array([r.restarts for r in results]),
-            reachable=np.array([r.reachable for r in results]), batch=batch,
-            elapsed=time.perf_counter() - t0, frames=results[0].frames,
+            reachable=np.array([r.reachable for r in results]),
+            batch=batch,
+            elapsed=time.perf_counter() - t0,
+            frames=results[0].frames,
             method=results[0].method,
-            min_distance=None if results[0].min_distance is None else np.array(
-                [r.min_distance for r in results]),
+            min_distance=None
+            if results[0].min_distance is None
+            else np.array([r.min_distance for r in results]),
             in_collision=np.array([r.message == "in collision" for r in results]),
-        )  # fmt: skip
+        )
     q_start = np.array(as_q0(model, q0, ()), dtype=np.float64)
     attempt = _attempt(opts)
     best: IKResult | None = None
@@ -331,9 +337,14 @@ def _round_size(missing: int, kept: int, tried: int, left: int) -> int:
 
 
 def _keep(
-    model: Model, table: np.ndarray, k: int, found: list[np.ndarray], md: float,
-    wrap: np.ndarray, repeats: int,
-) -> tuple[int, int]:  # fmt: skip
+    model: Model,
+    table: np.ndarray,
+    k: int,
+    found: list[np.ndarray],
+    md: float,
+    wrap: np.ndarray,
+    repeats: int,
+) -> tuple[int, int]:
     """Append to ``table[:k]`` the ``found`` solutions (in order) that differ from every
     row kept before them by more than ``md`` somewhere; the new count, and the count of
     solutions in a row that were not kept (``repeats``, carried over from earlier
@@ -374,9 +385,13 @@ def _gap(model: Model, a: np.ndarray, b: np.ndarray, wrap: np.ndarray) -> np.nda
 
 
 def _solutions(
-    model: Model, target: Any, frame: str | None, starts: np.ndarray, attempt: IKOptions,
+    model: Model,
+    target: Any,
+    frame: str | None,
+    starts: np.ndarray,
+    attempt: IKOptions,
     pose: bool,
-) -> list[np.ndarray]:  # fmt: skip
+) -> list[np.ndarray]:
     """The exact solutions reached from ``starts``, in start order."""
     from ..kinematics import fk
     from ..spatial import pose_error
@@ -384,8 +399,7 @@ def _solutions(
 
     if pose:
         T = np.asarray(target, dtype=np.float64)
-        r = solve(model, np.repeat(T[None], len(starts), axis=0), frame, q0=starts,
-                  options=attempt)  # fmt: skip
+        r = solve(model, np.repeat(T[None], len(starts), axis=0), frame, q0=starts, options=attempt)
         ok = np.asarray(r.success, dtype=bool)
         Q = np.asarray(r.q)[ok]
         if not len(Q):

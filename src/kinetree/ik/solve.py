@@ -9,6 +9,10 @@ positions (a whole body's hands and feet) writes into rows laid out once per mod
 frames and options (:class:`_DictPlan`). ``Model.ik`` hands its keyword dict over as it
 is (:func:`solve_keywords`). ``fabrik``, the scipy methods and ``analytic`` sit beside
 them and return the same :class:`~.result.IKResult`.
+
+Long because the shortest paths (a single pose, a dict of plain targets) are plans
+with their own scratch and thread rules, and they belong beside the dispatcher that
+picks them; running a template lives in :mod:`._run`.
 """
 
 from __future__ import annotations
@@ -227,8 +231,9 @@ def _kept_template(
     if tpl is None:
         T = len(frames)
         weights = np.stack([_POSITION_WEIGHTS[0] if p else _POSE_WEIGHTS[0] for p in positions])
-        tpl = template(model, frames, (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)),
-                       opts.layout_key())  # fmt: skip
+        tpl = template(
+            model, frames, (L.KIND_FRAME,) * T, weights, np.zeros((T, 3)), opts.layout_key()
+        )
         _PLAIN.put(model, tpl, key)
     return tpl
 
@@ -279,13 +284,13 @@ class _DictPlan:
     driver once. The rows and scratch are reused by the thread that made the plan;
     another thread gets its own (the driver runs without the GIL)."""
 
-    __slots__ = ("kernel", "kinds", "opts", "pos", "ready", "rot", "rows", "thread", "tpl",
-                 "work")  # fmt: skip
+    __slots__ = ("kernel", "kinds", "opts", "pos", "ready", "rot", "rows", "thread", "tpl", "work")
 
     def __init__(self, tpl: Template, kinds: tuple[bool, ...], opts: IKOptions) -> None:
         self.tpl, self.kinds, self.opts = tpl, kinds, opts
-        self.kernel = cached_driver(opts.kernel_method, tpl.has_swing_twist,
-                                    tpl.collision is not None)  # fmt: skip
+        self.kernel = cached_driver(
+            opts.kernel_method, tpl.has_swing_twist, tpl.collision is not None
+        )
         self.ready = False  # the driver compiled, no coupled coordinates to fix after
         self.thread = threading.get_ident()
         self.rows, self.pos, self.rot = self._rows()
@@ -320,11 +325,16 @@ class _DictPlan:
                 return None
             T = value.T
             if not (
-                type(T) is np.ndarray and T.shape == (4, 4) and T.dtype is F64
-                and value.position_mask is None and value.orientation_mask is None
-                and value.position_weight is None and value.orientation_weight is None
-                and value.point is None and T[3].tolist() == _LAST_ROW
-            ):  # fmt: skip
+                type(T) is np.ndarray
+                and T.shape == (4, 4)
+                and T.dtype is F64
+                and value.position_mask is None
+                and value.orientation_mask is None
+                and value.position_weight is None
+                and value.orientation_weight is None
+                and value.point is None
+                and T[3].tolist() == _LAST_ROW
+            ):
                 return None
             pos[i][:] = T[:3, 3]
             rot[i][:] = T[:3, :3]
@@ -342,8 +352,19 @@ class _DictPlan:
         out = np.empty((1, L.result_size(nq, T)))
         work = self.work if rows is self.rows else np.zeros(tpl.scratch)
         q = writable(_q0_rows(model, q0, 1))
-        self.kernel(tpl.ibuf, tpl.fbuf, rows, q, self.opts.draw_seed(), out, NO_HISTORY_Q,
-                    NO_HISTORY_E, work, 0, 1)  # fmt: skip
+        self.kernel(
+            tpl.ibuf,
+            tpl.fbuf,
+            rows,
+            q,
+            self.opts.draw_seed(),
+            out,
+            NO_HISTORY_Q,
+            NO_HISTORY_E,
+            work,
+            0,
+            1,
+        )
         return single_result(tpl, out[0], nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
 
 
@@ -361,8 +382,20 @@ class _Single:
     options and frame thousands of times; this path spends about 2 us of Python around
     the driver where the general one spends 5 (``docs/benchmarks.md``)."""
 
-    __slots__ = ("fbuf", "ibuf", "kernel", "neutral", "nq", "opts", "scratch", "seed", "shape",
-                 "thread", "tpl", "work")  # fmt: skip
+    __slots__ = (
+        "fbuf",
+        "ibuf",
+        "kernel",
+        "neutral",
+        "nq",
+        "opts",
+        "scratch",
+        "seed",
+        "shape",
+        "thread",
+        "tpl",
+        "work",
+    )
 
     def __init__(self, tpl: Template, kernel: Any, opts: IKOptions) -> None:
         nq = tpl.model.nq
@@ -394,8 +427,19 @@ class _Single:
         out = np.empty(self.shape)
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
         work = self.work if threading.get_ident() == self.thread else np.zeros(self.scratch)
-        self.kernel(self.ibuf, self.fbuf, P.reshape(1, 4, 4), q, seed, out, NO_HISTORY_Q,
-                    NO_HISTORY_E, work, 0, 1)  # fmt: skip
+        self.kernel(
+            self.ibuf,
+            self.fbuf,
+            P.reshape(1, 4, 4),
+            q,
+            seed,
+            out,
+            NO_HISTORY_Q,
+            NO_HISTORY_E,
+            work,
+            0,
+            1,
+        )
         return single_result(self.tpl, out[0], nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
 
 

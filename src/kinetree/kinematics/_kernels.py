@@ -67,10 +67,16 @@ def quat_rotation(
         n2 = w * w + x * x + y * y + z * z
     s = 2.0 / n2
     return (
-        1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y),
-        s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x),
-        s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y),
-    )  # fmt: skip
+        1.0 - s * (y * y + z * z),
+        s * (x * y - w * z),
+        s * (x * z + w * y),
+        s * (x * y + w * z),
+        1.0 - s * (x * x + z * z),
+        s * (y * z - w * x),
+        s * (x * z - w * y),
+        s * (y * z + w * x),
+        1.0 - s * (x * x + y * y),
+    )
 
 
 @no_refcount
@@ -241,9 +247,15 @@ def to_homogeneous(W: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True, nogil=True)
 def fk_rows(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray,
-    out: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    frames: np.ndarray,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """World poses ``out[b]`` (F, 4, 4) of ``frames`` for rows ``start..stop`` of ``Q``
     ``(N, nq)``, one row at a time (small batches; large ones use :func:`fk_blocked`)."""
     F = frames.shape[0]
@@ -256,9 +268,15 @@ def fk_rows(
 
 @njit(cache=True)
 def jacobian_row(
-    q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
-    offset: np.ndarray, W: np.ndarray, J: np.ndarray,
-) -> None:  # fmt: skip
+    q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    frame: int,
+    offset: np.ndarray,
+    W: np.ndarray,
+    J: np.ndarray,
+) -> None:
     """Geometric Jacobian (6, nv) of the point ``offset`` (frame coords) on ``frame``."""
     fk_nodes(q, fdata, idata, nodes, W)
     p = np.empty(3)
@@ -270,9 +288,16 @@ def jacobian_row(
 
 @njit(cache=True, nogil=True)
 def jacobian_rows(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frame: int,
-    offset: np.ndarray, out: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    frame: int,
+    offset: np.ndarray,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """Geometric Jacobians ``out[b]`` (6, nv) for rows ``start..stop`` of ``Q``;
     ``out`` must be zeroed."""
     W = np.empty((fdata.shape[0], 3, 4))
@@ -285,9 +310,15 @@ BLOCK = 32  # configurations per block in the vectorised batch FK
 
 @njit(cache=True, nogil=True)
 def fk_blocked(
-    Q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, frames: np.ndarray,
-    out: np.ndarray, start: int, stop: int,
-) -> None:  # fmt: skip
+    Q: np.ndarray,
+    fdata: np.ndarray,
+    idata: np.ndarray,
+    nodes: np.ndarray,
+    frames: np.ndarray,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:
     """:func:`fk_rows` for large batches, vectorised across configurations; ``start``
     must be a multiple of the block size.
 
