@@ -23,7 +23,7 @@ from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..ik import layout as L
 from ..ik.options import IKOptions, resolve
 from ..ik.problem import Template, apply_couplings, as_q0, build_problem, cached_template
-from ..ik.result import IKResult, is_bad_input, make_result
+from ..ik.result import IKResult, is_bad_input
 from ..kinematics import needed_nodes, packed
 from ..model import Model
 from . import _kernels as K
@@ -380,28 +380,9 @@ def _staged(cuda: Any, tpl: Template, src: np.ndarray, Q0: Any, opts: IKOptions)
 
 
 def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) -> IKResult:
-    from ..ik._run import raise_status
+    from ..ik._run import batch_result
 
-    nq, T = tpl.model.nq, tpl.n_targets
-    r = L.read_result(out, nq, T)
-    bad = is_bad_input(r["status"])
-    if np.any(bad):
-        first = int(np.argmax(bad))
-        where = f" (batch item {tuple(int(i) for i in np.unravel_index(first, batch))})"
-        raise_status(int(r["status"][first]), where if batch else "")
-    return make_result(
-        q=r["q"],
-        success=r["status"] == L.ST_OK,
-        position_error=r["position_error"],
-        orientation_error=r["orientation_error"],
-        iterations=r["iterations"],
-        restarts=r["restarts"],
-        reachable=r["reachable"] != 0.0,
-        batch=batch,
-        elapsed=time.perf_counter() - t0,
-        frames=tpl.frames,
-        method=tpl.method,
-    )
+    return batch_result(tpl, out, batch, t0)
 
 
 def _device_result(

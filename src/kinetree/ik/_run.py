@@ -114,23 +114,7 @@ def run(
             apply_couplings(tpl.model, hist_q)
     if not batch:
         return single_result(tpl, out[0], nq, T, hist_q, hist_e, rows, t0)
-    r = L.read_result(out, nq, T)
-    _raise_bad_input(r["status"], batch)
-    return make_result(
-        q=r["q"],
-        success=r["status"] == L.ST_OK,
-        position_error=r["position_error"],
-        orientation_error=r["orientation_error"],
-        iterations=r["iterations"],
-        restarts=r["restarts"],
-        reachable=r["reachable"] != 0.0,
-        batch=batch,
-        elapsed=time.perf_counter() - t0,
-        frames=tpl.frames,
-        method=tpl.method,
-        min_distance=r["min_distance"] if collide else None,
-        in_collision=r["status"] == L.ST_IN_COLLISION,
-    )
+    return batch_result(tpl, out, batch, t0, collide)
 
 
 #: The float64 dtype: numpy's built-in dtypes are singletons, and ``is`` costs 40 ns
@@ -147,6 +131,31 @@ def writable(a: np.ndarray) -> np.ndarray:
     if f.c_contiguous and f.writeable and a.dtype is F64:
         return a
     return np.require(a, np.float64, ("C", "W"))
+
+
+def batch_result(
+    tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float, collide: bool = False
+) -> IKResult:
+    """The result of a batch read from the kernel's output rows ``out`` ``(B, R)`` on the
+    host (the CPU's and the GPU's); raises for the first problem with bad input."""
+    nq, T = tpl.model.nq, tpl.n_targets
+    r = L.read_result(out, nq, T)
+    _raise_bad_input(r["status"], batch)
+    return make_result(
+        q=r["q"],
+        success=r["status"] == L.ST_OK,
+        position_error=r["position_error"],
+        orientation_error=r["orientation_error"],
+        iterations=r["iterations"],
+        restarts=r["restarts"],
+        reachable=r["reachable"] != 0.0,
+        batch=batch,
+        elapsed=time.perf_counter() - t0,
+        frames=tpl.frames,
+        method=tpl.method,
+        min_distance=r["min_distance"] if collide else None,
+        in_collision=r["status"] == L.ST_IN_COLLISION if collide else None,
+    )
 
 
 def single_result(
