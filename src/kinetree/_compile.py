@@ -1,15 +1,15 @@
 """Compilation on first use: a notice when it takes long, and a way to do it ahead.
 
+Long because the kernel variants, their interpreted twins, the one rebinding helper, the
+disk-cache probes and the notice share one piece of state (what was compiled, when) and
+are read best together.
+
 numba compiles a kernel the first time it runs with a new type signature and caches
 the machine code on disk, so only the first process on a machine pays. kinetree's
 kernels compile per method, on their first use; :func:`notice` prints one line when
 a first call has not returned within a second, and :func:`kinetree.warmup`
 (:mod:`kinetree._warmup`; also ``kinetree warmup``, run by the Makefile's set-up)
 compiles the common kernels ahead.
-
-Long because the kernel variants, their interpreted twins, the one rebinding helper, the
-disk-cache probes and the notice share one piece of state (what was compiled, when) and
-are read best together.
 """
 
 from __future__ import annotations

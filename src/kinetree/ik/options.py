@@ -1,11 +1,11 @@
 """Every IK option in one frozen, typed object, validated once and used as a cache key.
 
+Long because it keeps every option's validation beside its field and default, and the
+keyword memo (:func:`resolve`) beside the fields it freezes: split, the two would drift.
+
 ``Model.ik(target, frame, **options)`` stays the friendly entry point: keyword
 options become an :class:`IKOptions` through :func:`resolve`, which remembers the
 conversion, so a list given as ``active=[...]`` costs what a tuple costs.
-
-Long because it keeps every option's validation beside its field and default, and the
-keyword memo (:func:`resolve`) beside the fields it freezes: split, the two would drift.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Assemble an IK problem into the arrays the compiled solver reads.
 
+Long because a template gathers every option's arrays (limits, rest, swing-twist,
+collision, sparse columns) in one place, which is where a new option is added.
+
 Building is kept apart from solving (a test can inspect the matrices), and split in
 two: a :class:`Template` holds everything that depends only on the model, the
 frames, the kind and weights of the targets and the :class:`~.options.IKOptions`
 (cached per model, so repeated solves pay for it once), and :func:`build_problem`
 adds the per-call targets and ``q0``. The arrays' slots are named in
 :mod:`kinetree.ik.layout`.
-
-Long because a template gathers every option's arrays (limits, rest, swing-twist,
-collision, sparse columns) in one place, which is where a new option is added.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """``Model.ik``: validate once, pick the method and the shortest path to it.
 
+Long because the shortest paths (a single pose, a dict of plain targets) are plans
+with their own scratch and thread rules, and they belong beside the dispatcher that
+picks them; running a template lives in :mod:`._run`.
+
 The compiled methods (``auto``, ``pinv``, ``transpose``, ``dls``, ``sdls``, ``ccd``)
 run through :func:`._run.run` (the method's driver over the batch). Plain 4x4 pose
 targets and plain positions skip the general assembly (cached templates, the raw pose
@@ -9,10 +13,6 @@ positions (a whole body's hands and feet) writes into rows laid out once per mod
 frames and options (:class:`_DictPlan`). ``Model.ik`` hands its keyword dict over as it
 is (:func:`solve_keywords`). ``fabrik``, the scipy methods and ``analytic`` sit beside
 them and return the same :class:`~.result.IKResult`.
-
-Long because the shortest paths (a single pose, a dict of plain targets) are plans
-with their own scratch and thread rules, and they belong beside the dispatcher that
-picks them; running a template lives in :mod:`._run`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Characters to robots: a human clip (BVH) drives a humanoid robot.
 
+Long because :func:`retarget_robot` is one pipeline with many documented options, and
+its stages share the arrays of one clip; the stages that stand alone live beside it.
+
 :func:`retarget_robot` (``kinetree.retarget``) runs the pipeline:
 
 1. the mapping (:mod:`.joint_maps`) pairs source joints with robot frames;
@@ -18,9 +21,6 @@
    every joint's change per frame; with ``self_collision`` the frames the cap pushed
    back into a collision are cleared again;
 7. quality numbers (:func:`~.quality.retarget_quality`) in the metadata.
-
-Long because :func:`retarget_robot` is one pipeline with many documented options, and
-its stages share the arrays of one clip; the stages that stand alone live beside it.
 """
 
 from __future__ import annotations
