@@ -207,6 +207,75 @@ def test_single_pose_plan_shared_by_threads(panda: Model) -> None:
         np.testing.assert_array_equal(q, alone[k % len(T)])
 
 
+def test_single_pose_plan_follows_q0_changed_in_place(panda: Model) -> None:
+    """The plan keeps the last ``q0`` and its view: an array refilled between calls (a
+    control loop's buffer) is read afresh, and every answer is the general path's (a
+    batch of one through the same driver)."""
+    opts = IKOptions(tol=1e-6, time_budget=None, restarts=0, max_iter=50)
+    Q = panda.random_configuration(6, rng=21)
+    T = panda.fk(panda.random_configuration(6, rng=22))
+    q0 = Q[0].copy()
+    panda.ik(T[0], q0=q0, options=opts)  # the plan
+    for k in range(6):
+        q0[:] = Q[k]  # same object, new content
+        one = panda.ik(T[k], q0=q0, options=opts)
+        batch = panda.ik(T[k][None], q0=Q[k], options=opts)
+        np.testing.assert_array_equal(one.q, batch.q[0])
+        assert one.iterations == batch.iterations[0]
+        assert bool(one.success) == bool(batch.success[0])
+        err = np.linalg.norm(panda.fk(one.q)[:3, 3] - T[k][:3, 3])
+        assert (err <= 1e-6) == bool(one.success)
+    # a view of another array, a read-only array, a list: the same answers
+    q_ro = Q[3].copy()
+    q_ro.flags.writeable = False
+    big = np.zeros((2, panda.nq))
+    big[1] = Q[3]
+    want = panda.ik(T[3], q0=Q[3].copy(), options=opts).q
+    for q in (q_ro, big[1], list(Q[3]), big[:, ::1][1]):
+        np.testing.assert_array_equal(panda.ik(T[3], q0=q, options=opts).q, want)
+
+
+def test_single_pose_plan_checks_what_it_skips(panda: Model) -> None:
+    """With a plan in place, bad input still raises: complex, non-finite and non-rigid
+    poses, a q0 of the wrong size, unknown options."""
+    T = panda.fk(panda.neutral() + 0.1)
+    panda.ik(T, time_budget=None)
+    panda.ik(T, time_budget=None)
+    with pytest.raises(kinetree.errors.InvalidValueError, match="complex"):
+        panda.ik(T.astype(complex), time_budget=None)
+    bad = T.copy()
+    bad[0, 3] = np.nan
+    with pytest.raises(kinetree.errors.InvalidValueError, match="NaN"):
+        panda.ik(bad, time_budget=None)
+    bad = T.copy()
+    bad[:3, :3] *= 2.0
+    with pytest.raises(kinetree.errors.NotRigidError):
+        panda.ik(bad, time_budget=None)
+    with pytest.raises(kinetree.errors.KinetreeError):
+        panda.ik(T, q0=np.zeros(panda.nq + 1), time_budget=None)
+    with pytest.raises(kinetree.errors.InvalidValueError, match="unknown IK option"):
+        panda.ik(T, time_budget=None, dampening=0.1)
+
+
+def test_direct_entry_only_for_compiled_argument_types() -> None:
+    """``_compile.entry`` hands out an overload's machine code only for argument types it
+    was compiled for; anything else gets the dispatcher back."""
+    from numba import njit
+
+    from kinetree._compile import entry
+
+    @njit
+    def add(a: np.ndarray, k: int) -> float:
+        return float(a[0] + k)
+
+    x = np.ones(3)
+    add(x, 1)
+    direct = entry(add, (x, 1))
+    assert direct is not add and direct(x, 2) == 3.0
+    assert entry(add, (np.ones(3, np.float32), 1)) is add  # never compiled for float32
+    assert entry(len, (x,)) is len  # not a numba function
+
+
 # --- whole-body dicts: rows laid out once per (model, frames, options) ------------------
 
 

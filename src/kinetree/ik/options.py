@@ -443,15 +443,17 @@ _RESOLVED: dict[Any, IKOptions] = {}
 RESOLVED_SIZE = 1024
 _SCALARS = frozenset({float, int, bool, str, type(None)})
 _MISSING = object()
-#: The last keyword options and their IKOptions, as ``(options, values, copies, opts)``:
+#: The last keyword options and their IKOptions, as ``(options, values, copies, opts,
+#: snap)``:
 #: a loop that passes the same objects again (``tol=1e-6`` is one constant object,
 #: ``active=names`` one list) is answered by identity, plus, for each list, tuple or array
 #: among the values, a comparison with the copy taken when it was resolved (it may have
 #: been changed in place since). One tuple, read and replaced whole: a thread never
 #: pairs its own values with the options another thread remembered meanwhile.
-_LAST: list[tuple[dict[str, Any], tuple[Any, ...], tuple[Any, ...], IKOptions]] = [
-    ({}, (), (), DEFAULT_OPTIONS)
-]
+#: ``snap`` (None unless every value is a scalar or a sequence of names: the options
+#: with each list of names copied) holds those copies in place, so that one comparison
+#: checks them all.
+_LAST: list[tuple[Any, ...]] = [({}, (), (), DEFAULT_OPTIONS, None)]
 _SEQUENCES = (list, tuple)
 _STR = frozenset({str})
 
@@ -462,19 +464,28 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
     prebuilt :class:`IKOptions` costs (``benchmarks/percall.py``)."""
     if not options:
         return DEFAULT_OPTIONS
-    last, values, copies, last_opts = _LAST[0]
-    # Equality first (one C call, identity shortcut per value), then identity proper:
-    # 1, 1.0 and True are equal but validate differently.
-    try:
-        same = options == last and all(map(operator.is_, options.values(), values))
-    except ValueError:  # arrays compared by value: not the same objects anyway
-        same = False
-    if same:
-        for value, copy, of_names in copies:
-            if value != copy if of_names else not _unchanged(value, copy):
-                break
-        else:
-            return last_opts
+    last, values, copies, last_opts, snap = _LAST[0]
+    if snap is not None:
+        # Scalars and names only: the same objects, and each list of names equal to
+        # the copy taken (it may have changed in place since): two C calls.
+        try:
+            if options == snap and all(map(operator.is_, options.values(), values)):
+                return last_opts
+        except ValueError:  # an array among the values: not the options remembered
+            pass
+    else:
+        # Equality first (one C call, identity shortcut per value), then identity
+        # proper: 1, 1.0 and True are equal but validate differently.
+        try:
+            same = options == last and all(map(operator.is_, options.values(), values))
+        except ValueError:  # arrays compared by value: not the same objects anyway
+            same = False
+        if same:
+            for value, copy, of_names in copies:
+                if value != copy if of_names else not _unchanged(value, copy):
+                    break
+            else:
+                return last_opts
     try:
         key = tuple([(k, _freeze(v)) for k, v in options.items()])
         found = _RESOLVED.get(key)
@@ -503,10 +514,18 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
     tuples of them as they are, lists of them and small numeric arrays with a copy of
     their content."""
     copies: list[tuple[Any, Any, bool]] = []
-    for v in options.values():
+    snap: dict[str, Any] | None = {}
+    for k, v in options.items():
         t = type(v)
         if t in _SCALARS:
+            if snap is not None:
+                snap[k] = v
             continue
+        if snap is not None:
+            if t in _SEQUENCES and set(map(type, v)) <= _STR:
+                snap[k] = list(v) if t is list else v
+            else:
+                snap = None
         if t in _SEQUENCES and set(map(type, v)) <= _SCALARS:
             if t is list:
                 # Names compare by equality (one type); numbers element by element by
@@ -516,7 +535,7 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
             copies.append((v, (v.shape, v.dtype, v.tobytes()), False))
         else:
             return  # a generator, a callable, an object array: not remembered by identity
-    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts)
+    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts, snap)
 
 
 def _unchanged(value: Any, copy: Any) -> bool:

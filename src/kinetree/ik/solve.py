@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._cache import PerModel
-from .._compile import compiled
+from .._compile import compiled, entry
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from . import layout as L
@@ -43,7 +43,7 @@ from ._run import (
 )
 from .options import KERNEL_METHODS, IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template
-from .result import IKResult
+from .result import IKResult, converged
 from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
 
 __all__ = ["raise_status", "run", "solve", "solve_all", "solve_keywords"]
@@ -88,8 +88,21 @@ def solve_keywords(model: Model, target: Any, frame: str | None, kw: dict[str, A
     it), without packing it into new keyword arguments."""
     t0 = time.perf_counter()
     q0 = kw.pop("q0", None)
-    base = kw.pop("base", None)
-    return _solve(model, target, frame, q0, base, kw.pop("options", None), kw, t0)
+    options = kw.pop("options", None)
+    if (
+        type(target) is np.ndarray
+        and target.shape == (4, 4)
+        and (frame is None or type(frame) is str)
+        and "base" not in kw
+    ):
+        # One plain pose: the plan of the call before, found without :func:`_solve`.
+        opts: IKOptions | None = resolve(kw) if options is None else None
+        if options is not None and not kw and type(options) is IKOptions:
+            opts = options
+        hit = _PLANS.get((id(model), id(opts), frame))
+        if hit is not None and hit[0] is model and hit[1] is opts:
+            return hit[2].solve(target, q0, t0)
+    return _solve(model, target, frame, q0, kw.pop("base", None), options, kw, t0)
 
 
 def _solve(
@@ -383,12 +396,18 @@ class _Single:
     the driver where the general one spends 5 (``docs/benchmarks.md``)."""
 
     __slots__ = (
+        "call",
         "fbuf",
+        "frames",
         "ibuf",
+        "info",
         "kernel",
+        "last_q0",
+        "method",
         "neutral",
         "nq",
         "opts",
+        "plain",
         "scratch",
         "seed",
         "shape",
@@ -410,27 +429,60 @@ class _Single:
         # the same answer; another thread (the driver runs without the GIL) gets its own.
         self.work = np.zeros(tpl.scratch)
         self.thread = threading.get_ident()
+        # The result row's slices: ``q``, the two errors and the status block.
+        self.info = slice(L.info_offset(nq, 1), L.info_offset(nq, 1) + L.R_SIZE)
+        self.frames, self.method = tpl.frames, tpl.method
+        # A solved row becomes its result here, without :func:`single_result`'s general
+        # reading (about a microsecond: a tenth of a Panda solve); any other row (bad
+        # input, not converged, a collision block) goes there.
+        self.plain = tpl.collision is None
+        # The driver's machine code for the one set of argument types :meth:`solve`
+        # passes (it forces them), without numba's per-call dispatch.
+        self.call = entry(
+            kernel,
+            (
+                self.ibuf,
+                self.fbuf,
+                np.empty((1, 4, 4)),
+                self.neutral,
+                self.seed if self.seed is not None else 0,
+                np.empty(self.shape),
+                NO_HISTORY_Q,
+                NO_HISTORY_E,
+                self.work,
+                0,
+                1,
+            ),
+        )
+        # ``(q0, its (1, nq) view)`` of the last call: a loop passes one array again.
+        self.last_q0: tuple[Any, np.ndarray] = (None, self.neutral)
 
     def solve(self, P: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve the (4, 4) pose ``P`` from ``q0`` (None: neutral)."""
         nq = self.nq
         f = P.flags
         if not (f.c_contiguous and f.writeable and P.dtype is F64):
+            if P.dtype.kind == "c":
+                raise InvalidValueError("target must be real numbers, got complex values")
             P = np.require(P, np.float64, ("C", "W"))
-        if q0 is None:
-            q = self.neutral
-        elif type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is F64:
-            g = q0.flags
-            q = q0.reshape(1, nq) if g.writeable and g.c_contiguous else writable(q0[None])
-        else:
-            q = writable(_q0_rows(self.tpl.model, q0, 1))
+        last, q = self.last_q0
+        if q0 is not last:
+            if type(q0) is np.ndarray and q0.shape == (nq,) and q0.dtype is F64:
+                g = q0.flags
+                q = q0[None] if g.writeable and g.c_contiguous else writable(q0[None])
+                if q.base is q0:  # a view: it follows q0's content
+                    self.last_q0 = (q0, q)
+            elif q0 is None:
+                q = self.neutral
+            else:
+                q = writable(_q0_rows(self.tpl.model, q0, 1))
         out = np.empty(self.shape)
         seed = self.seed if self.seed is not None else self.opts.draw_seed()
         work = self.work if threading.get_ident() == self.thread else np.zeros(self.scratch)
-        self.kernel(
+        self.call(
             self.ibuf,
             self.fbuf,
-            P.reshape(1, 4, 4),
+            P[None],  # (1, 4, 4): a view, as reshape makes, at half its cost
             q,
             seed,
             out,
@@ -440,7 +492,26 @@ class _Single:
             0,
             1,
         )
-        return single_result(self.tpl, out[0], nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+        row = out[0]
+        status, iters, restarts, _, reach, _ = row[self.info].tolist()
+        if status != L.ST_OK or not self.plain:
+            return single_result(self.tpl, row, nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+        it, rs = int(iters), int(restarts)
+        return IKResult(
+            row[:nq],
+            True,
+            row[nq : nq + 1],
+            row[nq + 1 : nq + 2],
+            it,
+            rs,
+            time.perf_counter() - t0,
+            converged(it, rs),
+            reach != 0.0,
+            None,
+            None,
+            self.frames,
+            self.method,
+        )
 
 
 #: Single-pose plans by identity: ``(id(model), id(opts), frame) -> (model, opts, plan)``.
