@@ -72,6 +72,30 @@ def test_numbers_of_different_types_stay_apart() -> None:
         O.resolve({"max_iter": [True]})
 
 
+def test_equal_scalars_of_another_type_are_validated_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Non-integral floats, strings and names are answered by equality (a new list of the
+    same names, a float computed again); an int, a bool or an integral float only by
+    identity, since 5 and 5.0, 1 and True compare equal but validate differently."""
+    names = ["panda_joint1", "panda_joint2"]
+    a = O.resolve({"active": names, "tol": 1e-6, "time_budget": 0.005})
+
+    def no_freeze(value: object) -> object:
+        raise AssertionError("resolved again")
+
+    monkeypatch.setattr(O, "_freeze", no_freeze)
+    tb = float("0.005")  # equal, another object
+    assert O.resolve({"active": list(names), "tol": 1e-6, "time_budget": tb}) is a
+    monkeypatch.undo()
+    O.resolve({"max_iter": 5, "tol": 1e-6})
+    with pytest.raises(kinetree.errors.InvalidValueError, match="max_iter"):
+        O.resolve({"max_iter": 5.0, "tol": 1e-6})
+    O.resolve({"respect_limits": True})
+    with pytest.raises(kinetree.errors.InvalidValueError):
+        O.resolve({"respect_limits": 1})
+
+
 def test_keywords_and_prebuilt_options_solve_alike(panda: Model) -> None:
     names = list(panda.joint_names)
     opts = IKOptions(active=names, tol=1e-6, time_budget=0.005)

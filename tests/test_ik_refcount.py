@@ -36,6 +36,22 @@ def test_the_loops_helpers_never_inherit_reference_counting() -> None:
         assert fn.targetoptions.get("_nrt") is False, fn.py_func.__name__
 
 
+def test_the_kernels_of_an_iteration_are_inlined() -> None:
+    # Called, each passed its arrays as a dozen words apiece and numba emitted it as a
+    # function of its own: inlined, a Panda solve's kernel took 16 % less time
+    # (docs/design.md, the loop). solve_one stays a call (inlined, iterations slowed).
+    from kinetree.ik import _loop, _tasks
+    from kinetree.spatial import _kernels as spatial
+
+    for fn in (
+        _kernels.fk_nodes, _kernels.node_transform, _kernels.jacobian_add,
+        _tasks.task_errors, _tasks.badness, _tasks.assemble, _tasks.target_point,
+        spatial.log3, _linalg.dls_solve, _linalg.damped_solve6, _linalg.cholesky_solve,
+    ):  # fmt: skip
+        assert fn.targetoptions.get("inline") == "always", fn.py_func.__name__
+    assert _loop.solve_one.targetoptions.get("inline") != "always"
+
+
 def test_a_whole_body_solve_with_swing_twist_limits_keeps_them() -> None:
     m = kinetree.load("humanoid")
     assert m.swing_twist  # the built-in humanoid has cones on its ball joints

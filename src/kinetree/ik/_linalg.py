@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import no_refcount
+from ..kinematics._kernels import inlined, no_refcount
 
 
 @njit(cache=True, inline="always")
@@ -212,7 +212,7 @@ def damped_solve(
     return True
 
 
-@no_refcount
+@inlined
 def damped_solve6(
     J: np.ndarray, e: np.ndarray, lam: float, dq: np.ndarray, A: np.ndarray, y: np.ndarray
 ) -> bool:
@@ -361,7 +361,7 @@ def gram_solve(
     return True
 
 
-@no_refcount
+@inlined
 def dls_solve(
     J: np.ndarray,
     e: np.ndarray,

@@ -444,7 +444,7 @@ RESOLVED_SIZE = 1024
 _SCALARS = frozenset({float, int, bool, str, type(None)})
 _MISSING = object()
 #: The last keyword options and their IKOptions, as ``(options, values, copies, opts,
-#: snap)``:
+#: snap, loose)``:
 #: a loop that passes the same objects again (``tol=1e-6`` is one constant object,
 #: ``active=names`` one list) is answered by identity, plus, for each list, tuple or array
 #: among the values, a comparison with the copy taken when it was resolved (it may have
@@ -452,8 +452,9 @@ _MISSING = object()
 #: pairs its own values with the options another thread remembered meanwhile.
 #: ``snap`` (None unless every value is a scalar or a sequence of names: the options
 #: with each list of names copied) holds those copies in place, so that one comparison
-#: checks them all.
-_LAST: list[tuple[Any, ...]] = [({}, (), (), DEFAULT_OPTIONS, None)]
+#: checks them all; ``loose``: no value among them is an int, a bool or an integral
+#: float (the only scalars that equal one of another type), so equality alone decides.
+_LAST: list[tuple[Any, ...]] = [({}, (), (), DEFAULT_OPTIONS, None, False)]
 _SEQUENCES = (list, tuple)
 _STR = frozenset({str})
 
@@ -464,12 +465,14 @@ def resolve(options: Mapping[str, Any]) -> IKOptions:
     prebuilt :class:`IKOptions` costs (``benchmarks/percall.py``)."""
     if not options:
         return DEFAULT_OPTIONS
-    last, values, copies, last_opts, snap = _LAST[0]
+    last, values, copies, last_opts, snap, loose = _LAST[0]
     if snap is not None:
-        # Scalars and names only: the same objects, and each list of names equal to
-        # the copy taken (it may have changed in place since): two C calls.
+        # Scalars and names only: equal to the options remembered (each list of names
+        # to the copy taken: it may have changed in place since), and, unless no value
+        # could be mistaken for an equal one of another type (``loose``), the same
+        # objects. One or two C calls.
         try:
-            if options == snap and all(map(operator.is_, options.values(), values)):
+            if options == snap and (loose or all(map(operator.is_, options.values(), values))):
                 return last_opts
         except ValueError:  # an array among the values: not the options remembered
             pass
@@ -515,11 +518,15 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
     their content."""
     copies: list[tuple[Any, Any, bool]] = []
     snap: dict[str, Any] | None = {}
+    loose = True
     for k, v in options.items():
         t = type(v)
         if t in _SCALARS:
             if snap is not None:
                 snap[k] = v
+            # An int or bool, or a float equal to one (1, 1.0 and True compare equal
+            # but validate differently), is answered by identity only.
+            loose = loose and (t is str or v is None or (t is float and not v.is_integer()))
             continue
         if snap is not None:
             if t in _SEQUENCES and set(map(type, v)) <= _STR:
@@ -535,7 +542,7 @@ def _remember(options: Mapping[str, Any], opts: IKOptions) -> None:
             copies.append((v, (v.shape, v.dtype, v.tobytes()), False))
         else:
             return  # a generator, a callable, an object array: not remembered by identity
-    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts, snap)
+    _LAST[0] = (dict(options), tuple(options.values()), tuple(copies), opts, snap, loose)
 
 
 def _unchanged(value: Any, copy: Any) -> bool:

@@ -44,6 +44,13 @@ def no_refcount(fn: _F) -> _F:
     return cast(_F, njit(**_NO_REFCOUNT)(fn))
 
 
+def inlined(fn: _F) -> _F:
+    """:func:`no_refcount`, and inlined into every compiled caller (which then compiles it
+    with its own flags): for the small kernels each IK iteration runs, where a call
+    would pass every array argument as a dozen words (``docs/design.md``, the loop)."""
+    return cast(_F, njit(inline="always", **_NO_REFCOUNT)(fn))
+
+
 FIXED = int(JointType.FIXED)
 REVOLUTE = int(JointType.REVOLUTE)
 PRISMATIC = int(JointType.PRISMATIC)
@@ -79,7 +86,7 @@ def quat_rotation(
     )
 
 
-@no_refcount
+@inlined
 def node_transform(
     q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, i: int, W: np.ndarray
 ) -> None:
@@ -166,7 +173,7 @@ def node_transform(
             W[i, r, 3] += d * (W[i, r, 0] * x + W[i, r, 1] * y + W[i, r, 2] * z)
 
 
-@no_refcount
+@inlined
 def fk_nodes(
     q: np.ndarray, fdata: np.ndarray, idata: np.ndarray, nodes: np.ndarray, W: np.ndarray
 ) -> None:
@@ -175,7 +182,7 @@ def fk_nodes(
         node_transform(q, fdata, idata, nodes[t], W)
 
 
-@no_refcount
+@inlined
 def jacobian_add(
     fdata: np.ndarray,
     idata: np.ndarray,

@@ -57,7 +57,7 @@ def exp3(w: np.ndarray, out: np.ndarray) -> None:
     rodrigues(a, theta, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log3(R: np.ndarray, out: np.ndarray) -> None:
     """SO(3) logarithm: the axis-angle vector ``w`` with ``exp3(w) == R``, |w| <= pi.
 
