@@ -46,6 +46,7 @@ if not hasattr(np, "row_stack"):  # numpy 2.5 dropped it; older numba-cuda still
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # collision_ik's scene and checker
 
 import kinetree  # noqa: E402
 
@@ -56,6 +57,28 @@ SEED = 2024
 def targets(model: kinetree.Model, n: int, seed: int = SEED) -> np.ndarray:
     """FK poses (n, 4, 4) of uniform random configurations within the limits."""
     return model.fk(model.random_configuration(n, rng=seed))
+
+
+def collision_scene(
+    max_spheres: int | None = None,
+) -> tuple[kinetree.Model, str, list[Any], dict[str, Any]] | None:
+    """``(model, frame, world, options)`` of ``benchmarks/collision_ik.py``'s scene: the
+    Panda of example-robot-data (its collision meshes and SRDF) with a table, a pillar and
+    a ball, self-collision on; None without example-robot-data."""
+    import collision_ik as bench
+
+    robots = bench.robots_dir()
+    if robots is None or not robots.is_dir():
+        return None
+    d = robots / "panda_description"
+    model = kinetree.load(d / "urdf" / "panda.urdf", srdf=d / "srdf" / "panda.srdf")
+    cm = kinetree.collision.collision_model(
+        model, max_spheres=max_spheres or bench.MAX_SPHERES, max_overshoot=bench.MAX_OVERSHOOT
+    )
+    world = bench.scene()
+    opts = {"obstacles": world, "self_collision": True, "margin": bench.MARGIN,
+            "ignore": bench.IGNORE, "collision_model": cm}  # fmt: skip
+    return model, model.end_effectors[0], world, opts
 
 
 def _sync() -> None:
@@ -353,11 +376,21 @@ def compile_only(
     sigs: dict[str, Any] = {
         "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
-        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1)),
+        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1, A2)),
     }
     for method in methods:
-        opts = resolve({"method": method})
-        tpl = _pose_template(panda, None, opts)
+        if method == "collision":
+            scene = collision_scene()
+            if scene is None:
+                print("collision: example-robot-data is not installed; skipped", flush=True)
+                continue
+            model, frame, _, opts_c = scene
+            opts = resolve(opts_c)
+            tpl = _pose_template(model, frame, opts)
+            sigs["split_collision"] = (K.split_kernel(True), (*sigs["split"][1][:-1], A1))
+        else:
+            opts = resolve({"method": method})
+            tpl = _pose_template(panda, None, opts)
         kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, (4, 4))
         sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1))
     ptxas = _ptxas()
