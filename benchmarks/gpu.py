@@ -7,7 +7,8 @@ package registry):
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
-                                             # (+ SASS instructions, live registers: nvdisasm)
+                                             # (+ SASS instructions, live registers: nvdisasm);
+                                             # the collision kernel needs example-robot-data
 
 What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
 targets = FK of uniform random configurations within the limits, every solve from the
@@ -20,6 +21,10 @@ same seed pose ``q0`` = the neutral configuration, default ``auto`` options):
 * pytorch_kinematics' batched ``PseudoInverseIK`` on the first ``--pk-n`` of the same
   targets, on the same GPU in float64, 10 retries (q0 + 9 random), its answers judged by
   kinetree's CPU FK at the same tolerances; the ratio of solves/s;
+* collision-aware IK (``--collision-n`` targets): ``benchmarks/collision_ik.py``'s Panda
+  (example-robot-data meshes and SRDF) with a table, a pillar and a ball, self-collision
+  on, the same targets on the CPU and the GPU: solved, successes clear on the exact meshes
+  (coal), claimed successes off target by FK, wall time (needs example-robot-data, coal);
 * the CPU batch (``device="cpu"``) at 1, 2, 4, 8, 16 threads (``KINETREE_NUM_THREADS``,
   one process each) and its parallel efficiency.
 
@@ -154,6 +159,59 @@ def bench_gpu(n: int, repeats: int) -> dict[str, Any]:
     out["fk_wall_s"] = _median_time(lambda: panda.fk(Q, device="cuda"), repeats)
     P = panda.fk(Q[:1000], device="cuda").cpu().numpy()
     out["fk_max_diff_vs_cpu"] = float(np.abs(P - panda.fk(Q[:1000].cpu().numpy())).max())
+    return out
+
+
+def bench_collision(n: int, repeats: int) -> dict[str, Any] | None:
+    """Collision-aware IK, ``benchmarks/collision_ik.py``'s scene and targets (hand poses
+    of configurations 1 cm clear on the exact meshes, solved from the ready pose, default
+    options: ``auto``, 200 restarts, 50 ms per problem), the same batch on the CPU (every
+    core) and on the GPU (numpy in, numpy out): solved, successes clear on the exact
+    meshes (coal), agreement, median wall time. None without example-robot-data or coal."""
+    import collision_ik as bench
+
+    scene = collision_scene()
+    try:
+        import coal  # noqa: F401
+    except ImportError:
+        return None
+    if scene is None:
+        return None
+    model, frame, world, opts = scene
+    checker = bench.ExactChecker(model, opts["collision_model"], world)
+    _, P = bench.targets(model, checker, n, frame)
+    q0 = model.q_neutral.copy()
+    q0[:7] = bench.READY
+    out: dict[str, Any] = {"collision_n": n, "spheres": len(opts["collision_model"].spheres.radii)}
+    t = time.perf_counter()
+    model.ik(P[:8], frame, q0=q0, device="cuda", **opts)  # compile
+    _sync()
+    out["collision_first_call_s"] = time.perf_counter() - t
+    model.ik(P[:8], frame, q0=q0, **opts)
+    res = {}
+    for device in ("cpu", "cuda"):
+        r = model.ik(P, frame, q0=q0, device=device, **opts)
+        wall = _median_time(lambda d=device: model.ik(P, frame, q0=q0, device=d, **opts),
+                            max(1, repeats // 5))  # fmt: skip
+        clear = np.array([checker.clearance(q) > 0.0 if ok else False
+                          for q, ok in zip(r.q, r.success, strict=True)])  # fmt: skip
+        Tq = model.fk(r.q, frame)
+        R = np.swapaxes(Tq[:, :3, :3], -1, -2) @ P[:, :3, :3]
+        angle = np.arccos(np.clip((np.trace(R, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0))
+        on = (np.linalg.norm(Tq[:, :3, 3] - P[:, :3, 3], axis=1) <= TOL * (1 + 1e-9)) & (
+            angle <= 1.5 * TOL
+        )
+        out[f"collision_{device}_solved"] = int(r.success.sum())
+        out[f"collision_{device}_clear_on_meshes"] = int(clear.sum())
+        out[f"collision_{device}_claimed_but_off"] = int((r.success & ~on).sum())
+        out[f"collision_{device}_wall_s"] = wall
+        out[f"collision_{device}_mean_iterations"] = float(r.iterations.mean())
+        res[device] = r
+    both = res["cpu"].success & res["cuda"].success
+    out["collision_same_success"] = int((res["cpu"].success == res["cuda"].success).sum())
+    out["collision_max_q_diff_both_solved"] = (
+        float(np.abs(res["cpu"].q[both] - res["cuda"].q[both]).max()) if both.any() else 0.0
+    )
     return out
 
 
@@ -392,7 +450,7 @@ def compile_only(
             opts = resolve({"method": method})
             tpl = _pose_template(panda, None, opts)
         kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, (4, 4))
-        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1))
+        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
     ptxas = _ptxas()
     report: dict[str, Any] = {"ptxas_path": ptxas}
     for name, (kern, sig) in sigs.items():
@@ -410,6 +468,24 @@ def compile_only(
         report[name] = entry
         print(name, json.dumps(entry), flush=True)
     return report
+
+
+def _collision_rows(c: dict[str, Any]) -> list[str]:
+    n = c["collision_n"]
+    rows = ["", f"Collision-aware IK: Panda (example-robot-data meshes, SRDF, {c['spheres']} "
+            f"spheres), table + pillar + ball, self-collision, {n} targets, default options",
+            "", "| | solved | successes clear on the exact meshes (coal) | claimed but off "
+            "target | wall (median) | mean iterations |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for device in ("cpu", "cuda"):
+        k = f"collision_{device}_"
+        wall, its = c[k + "wall_s"] * 1e3, c[k + "mean_iterations"]
+        rows.append(f"| {device} | {c[k + 'solved']}/{n} | {c[k + 'clear_on_meshes']}/"
+                    f"{c[k + 'solved']} | {c[k + 'claimed_but_off']} | {wall:.1f} ms | "
+                    f"{its:.1f} |")  # fmt: skip
+    rows.append(f"\nsame success on both: {c['collision_same_success']}/{n}; largest |q| "
+                f"difference where both solved: {c['collision_max_q_diff_both_solved']:.1e}; "
+                f"first GPU call (compile): {c['collision_first_call_s']:.1f} s")  # fmt: skip
+    return rows
 
 
 def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, Any]]) -> str:
@@ -433,6 +509,8 @@ def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, A
             f"{pk['pk_solves_per_s']:,.0f} solves/s, {pk['pk_solved_pct']:.2f} % solved; "
             f"ratio {ratio:,.0f}x | ratio >= 100x |"
         )
+    if gpu.get("collision_n"):
+        lines += _collision_rows(gpu)
     if cpu:
         lines += ["", "| CPU threads | solves/s | efficiency | solved |", "|---|---|---|---|"]
         for r in cpu:
@@ -451,8 +529,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="N = 100,000, fewer repeats")
     ap.add_argument("--no-pk", action="store_true", help="skip pytorch_kinematics")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
+    ap.add_argument("--collision-n", type=int, default=150,
+                    help="targets of the collision scene (0: skip it)")  # fmt: skip
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
-    ap.add_argument("--methods", default="dls", help="IK kernels to compile: dls,transpose,ccd")
+    ap.add_argument("--methods", default="dls,collision",
+                    help="IK kernels to compile: dls,transpose,ccd,collision")  # fmt: skip
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     a = ap.parse_args()
@@ -465,6 +546,13 @@ def main() -> None:
         a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
     gpu = bench_gpu(a.n, a.repeats)
     print(json.dumps(gpu), flush=True)
+    if a.collision_n:
+        coll = bench_collision(a.collision_n, a.repeats)
+        if coll is None:
+            print("collision scene skipped: needs example-robot-data and coal", flush=True)
+        else:
+            gpu.update(coll)
+            print(json.dumps(coll), flush=True)
     pk = None
     if not a.no_pk:
         try:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import kinetree
-from kinetree.errors import InvalidValueError, KinetreeError, UnsupportedError
+from kinetree.errors import InvalidValueError, KinetreeError
 from test_gpu import cuda  # noqa: F401  (the simulator fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -109,17 +109,49 @@ def test_on_target_but_in_collision_is_reported_as_on_the_cpu(cuda, scene):  # n
     assert model.ik(P[0], frame, q0=Q[0], device="cuda", max_iter=3).min_distance is None
 
 
+def test_a_moved_world_keeps_its_kernel_and_meshes_run_too(cuda, scene):  # noqa: F811
+    """The obstacles are the kernel's arguments, not its constants: the ball and the pillar
+    moved make another template but the same kernel, with the CPU's answers for the new
+    scene; point clouds and triangle meshes (their points in the same arguments) too."""
+    from kinetree.gpu import _kernels as K
+    from kinetree.gpu.api import _pose_template
+    from kinetree.ik.options import resolve
+    from kinetree.spatial import translation
+
+    model, frame, q0, opts, _, _, P = scene
+    table = opts["obstacles"][0]
+    moved = [table, kinetree.Cylinder(radius=0.05, length=1.0, name="pillar",
+                                      pose=translation([0.5, -0.1, 0.5])),
+             kinetree.Sphere(radius=0.1, center=(0.35, 0.3, 0.3), name="ball")]  # fmt: skip
+    keys = set()
+    for world in (opts["obstacles"], moved):
+        tpl = _pose_template(model, frame, resolve({**opts, "obstacles": world}))
+        keys.add(K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4)))
+    assert len(keys) == 1
+    o = dict(opts, obstacles=moved)
+    _same(model.ik(P[:2], frame, q0=q0, device="cuda", **o), model.ik(P[:2], frame, q0=q0, **o))
+    assert keys <= set(K._IK_KERNELS)
+    # a tetrahedron and a few balls near the hand's path, in the world's data table
+    tetra = kinetree.TriangleMesh(
+        vertices=np.array([[0.0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]),
+        faces=np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]),
+        pose=translation([0.3, 0.35, 0.25]), name="tetra",
+    )  # fmt: skip
+    cloud = kinetree.PointCloud(points=np.array([[0.6, 0.0, 0.5], [0.6, 0.05, 0.55]]),
+                                radius=0.03, name="cloud")  # fmt: skip
+    o = dict(opts, obstacles=[table, tetra, cloud])
+    cpu = model.ik(P[:2], frame, q0=q0, **o)
+    _same(model.ik(P[:2], frame, q0=q0, device="cuda", **o), cpu)
+    assert cpu.success.any()
+
+
 def test_bad_collision_input_raises_naming_the_choices(cuda, scene):  # noqa: F811
-    """A method that cannot keep margins and a scene too large for the kernel's constant
-    memory raise before anything is compiled, naming what does run."""
+    """What cannot keep margins, or has nothing to keep them with, raises as on the CPU,
+    naming what does run."""
     model, frame, q0, opts, _, _, P = scene
     with pytest.raises(InvalidValueError, match="auto, dls"):
         model.ik(P[0], frame, q0=q0, device="cuda", method="transpose", **opts)
-    rng = np.random.default_rng(0)
-    rocks = rng.random((300, 3)) + np.array([2.0, 0.0, 0.0])
-    mesh = kinetree.TriangleMesh(vertices=rocks, faces=rng.integers(0, 300, (4000, 3)))
-    big = dict(opts, obstacles=[*opts["obstacles"], mesh])
-    with pytest.raises(UnsupportedError, match=r"constant memory.*Box, Sphere, Capsule"):
-        model.ik(P[0], frame, q0=q0, device="cuda", **big)
+    with pytest.raises(InvalidValueError, match="Box, Sphere, Capsule, Cylinder"):
+        model.ik(P[0], frame, q0=q0, device="cuda", obstacles=[np.eye(4)])
     with pytest.raises(KinetreeError, match="no collision geometry"):
         kinetree.load("panda").ik(np.eye(4), device="cuda", self_collision=True)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import kernel_digest
+from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, SPHERE_SIZE
 from ..errors import UnsupportedError
 from ..ik import _collide, _loop, _steps
 from ..ik import layout as L
@@ -46,6 +47,7 @@ from ..ik.layout import (
 from ..ik.layout import unpack as unpack_buffers
 from ..ik.result import is_bad_input
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
+from ..kinematics.layout import F_SIZE
 from ._translate import device, kernel
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
@@ -56,12 +58,13 @@ N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
 NODES = CFG = ICFG = np.zeros(0)
 # The collision block (collision-aware kernels only; ``COLLIDE`` prunes it from the others):
-# its tables and scalars as constants, the sizes of its scratch (floats after the plain
+# the robot's tables and the scalars as constants (the world's obstacles are arguments),
+# the sizes of its scratch (floats after the plain
 # scratch's ``SCRATCH_PLAIN`` in the one float array, ints in an array of ``ISCRATCH``).
 COLLIDE = False
 SCRATCH_PLAIN = ISCRATCH = N_SPHERES = N_LINKS = N_PAIRS = SEEDS = 1
 MARGIN = CUTOFF = INFLUENCE = BUFFER = MAX_STEP = 0.0
-SPHERES = LINKS = OBSTACLES = ODATA = PAIRS = np.zeros((0, 0))
+SPHERES = LINKS = PAIRS = np.zeros((0, 0))
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -100,11 +103,14 @@ def _jacobian_source(
         b += stride
 
 
-def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
+def _ik_source(
+    targets: Any, q0: Any, seed: int, out: Any, counter: Any, obstacles: Any, odata: Any
+) -> None:
     # The template's arrays are this kernel's constants: every size, node list, joint type,
     # axis, limit and option folds into the code (see ik_kernel). Each is a constant of
     # its own, in its final shape: a reshape on the GPU goes through an external helper,
-    # after which the compiler no longer knows shapes or strides.
+    # after which the compiler no longer knows shapes or strides. The world's obstacles
+    # (collision kernels only) are arguments: a scene that moves keeps its kernel.
     fdata, idata, nodes, tgt_i, rows = FDATA, IDATA, NODES, TGT_I, ROWS
     cf = read_config(CFG, ICFG, N_TARGETS)
     # The scratch stays one local array carved into views (measured: one local array
@@ -113,9 +119,10 @@ def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None
     w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
     if COLLIDE:
         # The collision block as ``layout.read_collision`` reads it on the CPU, from the
-        # kernel's constants; its scratch after the plain scratch and in ints of its own.
+        # kernel's constants and the obstacle tables; its scratch after the plain scratch
+        # and in ints of its own.
         ck = Collision(MARGIN, CUTOFF, INFLUENCE, BUFFER, MAX_STEP, SEEDS, SPHERES, LINKS,
-                       OBSTACLES, ODATA, PAIRS)  # fmt: skip
+                       obstacles, odata, PAIRS)  # fmt: skip
         iws = cuda.local.array(ISCRATCH, int64)
         cw = carve_collision(ws[SCRATCH_PLAIN:], iws, N_SPHERES, N_LINKS, N_PAIRS, NV, NQ, NA)
     else:
@@ -237,13 +244,34 @@ CONSTANT_BYTES = 60_000
 _IK_KERNELS: dict[str, Any] = {}
 
 
+def world_range(ibuf: np.ndarray) -> tuple[int, int]:
+    """Where a collision template's obstacle tables (``obstacles``, then ``obstacle_data``;
+    ``layout.write_collision``) sit in its float buffer ``fbuf`` (:func:`~kinetree.ik.
+    layout.pack`): ``(start, stop)``, ``(0, 0)`` without collision checks. Read from the
+    int buffer's header and the collision block's counts, without unpacking."""
+    icfg = ibuf[ibuf.shape[0] - int(ibuf[L.H_ICFG]) :]
+    o = int(icfg[L.N_COLLISION])
+    if o == 0:
+        return 0, 0
+    ns, nl = int(icfg[o + L.CI_SPHERES]), int(icfg[o + L.CI_LINKS])
+    no, nd = int(icfg[o + L.CI_OBSTACLES]), int(icfg[o + L.CI_DATA])
+    start = F_SIZE * int(ibuf[L.H_NODES]) + int(icfg[o + L.CI_FLOATS])
+    start += L.CF_SIZE + ns * SPHERE_SIZE + nl * LINK_SIZE
+    return start, start + no * OBSTACLE_SIZE + nd * 3
+
+
 def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> str:
     """What an IK kernel is specialised to: the method, the template's two buffers (the
-    model, the targets' layout, the options), the shape of one problem's targets, and the
-    digest of every kernel source (as the CPU drivers' names carry it)."""
+    model, the targets' layout, the options; of the obstacles only their number and
+    kinds' sizes: their tables are the kernel's arguments), the shape of one problem's
+    targets, and the digest of every kernel source (as the CPU drivers' names carry it)."""
     h = hashlib.sha1(method.encode())
     h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
-    h.update(np.ascontiguousarray(fbuf, dtype=np.float64).tobytes())
+    fb = np.ascontiguousarray(fbuf, dtype=np.float64)
+    a, b = world_range(ibuf)
+    h.update(fb[:a].tobytes())
+    h.update(fb[b:].tobytes())
+    h.update(repr((a, b)).encode())
     h.update(repr(tuple(int(s) for s in src_shape)).encode())
     h.update(kernel_digest().encode())
     return h.hexdigest()[:20]
@@ -296,12 +324,8 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     if size > CONSTANT_BYTES:
         what, way_out = "the model and targets", ""
         if collide:
-            what = "the model, targets and collision scene"
-            way_out = (
-                ", or use fewer collision spheres (collision_model(max_spheres=...)) or "
-                "primitive obstacles (Box, Sphere, Capsule, Cylinder, HalfSpace) for large "
-                "meshes and point clouds"
-            )
+            what = "the model, targets and robot's collision spheres"
+            way_out = ", or use fewer spheres per link (collision_model(max_spheres=...))"
         raise UnsupportedError(
             f"{what} take {size:,} bytes of the GPU's constant memory, over the "
             f"{CONSTANT_BYTES:,} a kernel may hold (a model of about 300 nodes or more): "
@@ -346,8 +370,9 @@ def collision_constants(
     cfg: np.ndarray, icfg: np.ndarray, nv: int, nq: int, na: int
 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """The collision block of a template (``layout.write_collision``) as a kernel's
-    constants: its scalars, its tables each in its own shape (read once here, as
-    ``layout.read_collision`` reads them per call on the CPU), the sizes of its scratch
+    constants: its scalars, the robot's tables and the pairs each in its own shape (read
+    once here, as ``layout.read_collision`` reads them per call on the CPU; the world's
+    tables are the kernel's arguments, :func:`world_range`), the sizes of its scratch
     (``C_FLOATS`` floats, ``ISCRATCH`` ints: ``layout.collision_scratch_size``); and
     ``(cfg, icfg)`` without the block, which sits at their ends (the plain readers stop
     before it), so that its tables are not in constant memory twice."""
@@ -365,8 +390,6 @@ def collision_constants(
         "SEEDS": int(ck.seeds),
         "SPHERES": np.array(ck.spheres),
         "LINKS": np.array(ck.links),
-        "OBSTACLES": np.array(ck.obstacles),
-        "ODATA": np.array(ck.data),
         "PAIRS": np.array(ck.pairs),
         "N_SPHERES": ns,
         "N_LINKS": nl,

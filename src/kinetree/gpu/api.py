@@ -294,7 +294,34 @@ def _run(
     (one int64 on the GPU) must be 0."""
     kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
     blocks, threads = _grid(cuda, targets.shape[0], IK_THREADS, 16)
-    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter)
+    obstacles, data = _world(cuda, tpl)
+    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter, obstacles, data)
+
+
+#: The obstacle tables of collision templates on the GPU, by template (each entry holds
+#: its template, so that the id is not reused while it lives).
+_WORLDS: dict[int, tuple[Template, Any, Any]] = {}
+
+
+def _world(cuda: Any, tpl: Template) -> tuple[Any, Any]:
+    """``(obstacles, obstacle_data)`` of a collision template on the GPU (copied once per
+    template: a scene whose obstacles move is another template, on the same kernel), or
+    a placeholder the plain kernels never read."""
+    hit = _WORLDS.get(id(tpl))
+    if hit is not None and hit[0] is tpl:
+        return hit[1], hit[2]
+    if tpl.collision is None:
+        none = _MODEL_ON_DEVICE.get(tpl.model, "no world")
+        if none is None:
+            none = _MODEL_ON_DEVICE.put(tpl.model, cuda.to_device(np.zeros((1, 1))), "no world")
+        return none, none
+    coll = tpl.collision
+    obstacles = cuda.to_device(np.ascontiguousarray(coll.obstacles, dtype=np.float64))
+    data = cuda.to_device(np.ascontiguousarray(coll.obstacle_data, dtype=np.float64))
+    if len(_WORLDS) >= 64:
+        _WORLDS.clear()
+    _WORLDS[id(tpl)] = (tpl, obstacles, data)
+    return obstacles, data
 
 
 def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
