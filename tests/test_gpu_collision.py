@@ -143,6 +143,11 @@ def test_a_moved_world_keeps_its_kernel_and_meshes_run_too(cuda, scene):  # noqa
     cpu = model.ik(P[:2], frame, q0=q0, **o)
     _same(model.ik(P[:2], frame, q0=q0, device="cuda", **o), cpu)
     assert cpu.success.any()
+    # encoded target rows (a Position target), not raw poses, through the same kernel
+    target = kinetree.ik.Position(P[:2, :3, 3])
+    cpu = model.ik(target, frame, q0=q0, **o)
+    _same(model.ik(target, frame, q0=q0, device="cuda", **o), cpu)
+    assert cpu.success.all()
 
 
 def test_bad_collision_input_raises_naming_the_choices(cuda, scene):  # noqa: F811
