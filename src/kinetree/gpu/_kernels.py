@@ -4,7 +4,10 @@ Each kernel here is a few lines that give one thread its scratch (``cuda.local.a
 sized by compile-time constants bound per model) and call the shared source, compiled
 for the device by :mod:`._translate`: ``fk_nodes`` and ``jacobian_add`` from
 ``kinematics._kernels``, and for IK ``ik._loop.solve_one`` with the method's update
-bound in, as ``ik._drivers`` binds it for a CPU driver.
+bound in, as ``ik._drivers`` binds it for a CPU driver; with collision checks, its
+collision variant (``COLLISION_ON``, the update ``ik._collide.collision_update``: the
+step as a QP with distance rows), the robot's spheres constants and the world's
+obstacles arguments of the kernel.
 
 * **IK: persistent threads.** A launch fills the GPU once; each thread takes the next
   problem from an atomic counter until none is left. Problems take from 2 to thousands
