@@ -145,6 +145,16 @@ def test_a_moved_world_keeps_its_kernel_and_meshes_run_too(cuda, scene):  # noqa
     cpu = model.ik(P[:2], frame, q0=q0, **o)
     _same(model.ik(P[:2], frame, q0=q0, device="cuda", **o), cpu)
     assert cpu.success.any()
+    # a cloud of another size (a sensor's next frame) keeps the kernel too; another
+    # number of obstacles (other pairs) does not
+    bigger = kinetree.PointCloud(points=np.tile(cloud.points, (5, 1)) + 0.01, radius=0.03)
+    keys = set()
+    for world in ([table, tetra, cloud], [table, tetra, bigger], [table, tetra]):
+        tpl = _pose_template(model, frame, resolve({**opts, "obstacles": world}))
+        keys.add(K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4)))
+    assert len(keys) == 2
+    o = dict(opts, obstacles=[table, tetra, bigger])
+    _same(model.ik(P[:2], frame, q0=q0, device="cuda", **o), model.ik(P[:2], frame, q0=q0, **o))
     # encoded target rows (a Position target), not raw poses, through the same kernel
     target = kinetree.ik.Position(P[:2, :3, 3])
     cpu = model.ik(target, frame, q0=q0, **o)

@@ -61,9 +61,9 @@ N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
 NODES = CFG = ICFG = np.zeros(0)
 # The collision block (collision-aware kernels only; ``COLLIDE`` prunes it from the others):
-# the robot's tables and the scalars as constants (the world's obstacles are arguments),
-# the sizes of its scratch (floats after the plain
-# scratch's ``SCRATCH_PLAIN`` in the one float array, ints in an array of ``ISCRATCH``).
+# the robot's tables, the pairs and the scalars as constants (the world's obstacles are
+# arguments), the sizes of its scratch (floats after the plain scratch's
+# ``SCRATCH_PLAIN`` in the one float array, ints in an array of ``ISCRATCH``).
 COLLIDE = False
 SCRATCH_PLAIN = ISCRATCH = N_SPHERES = N_LINKS = N_PAIRS = SEEDS = 1
 MARGIN = CUTOFF = INFLUENCE = BUFFER = MAX_STEP = 0.0
@@ -247,34 +247,41 @@ CONSTANT_BYTES = 60_000
 _IK_KERNELS: dict[str, Any] = {}
 
 
-def world_range(ibuf: np.ndarray) -> tuple[int, int]:
-    """Where a collision template's obstacle tables (``obstacles``, then ``obstacle_data``;
-    ``layout.write_collision``) sit in its float buffer ``fbuf`` (:func:`~kinetree.ik.
-    layout.pack`): ``(start, stop)``, ``(0, 0)`` without collision checks. Read from the
+def world_range(ibuf: np.ndarray) -> tuple[int, int, int]:
+    """Where a collision template's obstacle tables (``obstacles``, then
+    ``obstacle_data``; ``layout.write_collision``) sit in its float buffer ``fbuf``
+    (``layout.pack``), and where the row count of ``obstacle_data`` sits in ``ibuf``:
+    ``(start, stop, count_at)``; ``(0, 0, -1)`` without collision checks. Read from the
     int buffer's header and the collision block's counts, without unpacking."""
-    icfg = ibuf[ibuf.shape[0] - int(ibuf[L.H_ICFG]) :]
-    o = int(icfg[L.N_COLLISION])
+    at = ibuf.shape[0] - int(ibuf[L.H_ICFG])  # where icfg starts
+    o = int(ibuf[at + L.N_COLLISION])
     if o == 0:
-        return 0, 0
-    ns, nl = int(icfg[o + L.CI_SPHERES]), int(icfg[o + L.CI_LINKS])
-    no, nd = int(icfg[o + L.CI_OBSTACLES]), int(icfg[o + L.CI_DATA])
-    start = F_SIZE * int(ibuf[L.H_NODES]) + int(icfg[o + L.CI_FLOATS])
+        return 0, 0, -1
+    c = at + o
+    ns, nl = int(ibuf[c + L.CI_SPHERES]), int(ibuf[c + L.CI_LINKS])
+    no, nd = int(ibuf[c + L.CI_OBSTACLES]), int(ibuf[c + L.CI_DATA])
+    start = F_SIZE * int(ibuf[L.H_NODES]) + int(ibuf[c + L.CI_FLOATS])
     start += L.CF_SIZE + ns * SPHERE_SIZE + nl * LINK_SIZE
-    return start, start + no * OBSTACLE_SIZE + nd * 3
+    return start, start + no * OBSTACLE_SIZE + nd * 3, c + L.CI_DATA
 
 
 def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> str:
     """What an IK kernel is specialised to: the method, the template's two buffers (the
-    model, the targets' layout, the options; of the obstacles only their number and
-    kinds' sizes: their tables are the kernel's arguments), the shape of one problem's
-    targets, and the digest of every kernel source (as the CPU drivers' names carry it)."""
+    model, the targets' layout, the options, the robot's collision spheres and the pairs
+    to check), the shape of one problem's targets, and the digest of every kernel source
+    (as the CPU drivers' names carry it). Not the world's obstacle tables, which are the
+    kernel's arguments: their poses, shapes and points (a point cloud of any size) do not
+    make another kernel; their number does (it sets the pairs)."""
     h = hashlib.sha1(method.encode())
-    h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
+    ib = np.ascontiguousarray(ibuf, dtype=np.int64)
     fb = np.ascontiguousarray(fbuf, dtype=np.float64)
-    a, b = world_range(ibuf)
+    a, b, count_at = world_range(ib)
+    if count_at >= 0:
+        ib = ib.copy()
+        ib[count_at] = 0
+    h.update(ib.tobytes())
     h.update(fb[:a].tobytes())
     h.update(fb[b:].tobytes())
-    h.update(repr((a, b)).encode())
     h.update(repr(tuple(int(s) for s in src_shape)).encode())
     h.update(kernel_digest().encode())
     return h.hexdigest()[:20]
@@ -375,7 +382,7 @@ def collision_constants(
     """The collision block of a template (``layout.write_collision``) as a kernel's
     constants: its scalars, the robot's tables and the pairs each in its own shape (read
     once here, as ``layout.read_collision`` reads them per call on the CPU; the world's
-    tables are the kernel's arguments, :func:`world_range`), the sizes of its scratch
+    tables are the kernel's arguments: :func:`world_range`), the sizes of its scratch
     (``C_FLOATS`` floats, ``ISCRATCH`` ints: ``layout.collision_scratch_size``); and
     ``(cfg, icfg)`` without the block, which sits at their ends (the plain readers stop
     before it), so that its tables are not in constant memory twice."""
