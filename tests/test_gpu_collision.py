@@ -162,6 +162,30 @@ def test_a_moved_world_keeps_its_kernel_and_meshes_run_too(cuda, scene):  # noqa
     assert cpu.success.all()
 
 
+def test_no_pair_left_to_check_solves_without_writing_past_the_scratch(
+    cuda,  # noqa: F811
+    monkeypatch,
+    tmp_path,
+):
+    """Every pair ignored: the collision variant still takes its QP step, whose scratch
+    was sized for pairs only (on main the CPU wrote past it and the process died of heap
+    corruption). Clearance inf, on target, the GPU's answer the CPU's. The arm of
+    test_collision_ik, whose links are spheres: no example-robot-data needed."""
+    from test_collision_ik import sphere_arm
+
+    monkeypatch.setenv("KINETREE_CACHE_DIR", str(tmp_path))
+    arm = sphere_arm()
+    ball = kinetree.Sphere(radius=0.05, center=(2.0, 0.0, 0.0), name="ball")
+    opts = {"obstacles": [ball], "self_collision": False, "time_budget": None,
+            "ignore": [(f, "ball") for f in ("l2", "l3", "l4")]}  # fmt: skip
+    P = arm.fk(arm.random_configuration(3, rng=2), "tip")[:, :3, 3]
+    target = kinetree.ik.Position(P)
+    cpu = arm.ik(target, "tip", **opts)
+    assert np.all(cpu.min_distance == np.inf) and cpu.success.all()
+    np.testing.assert_allclose(arm.fk(cpu.q, "tip")[:, :3, 3], P, atol=1e-6)
+    _same(arm.ik(target, "tip", device="cuda", **opts), cpu)
+
+
 def test_bad_collision_input_raises_naming_the_choices(cuda, scene):  # noqa: F811
     """What cannot keep margins, or has nothing to keep them with, raises as on the CPU,
     naming what does run."""
