@@ -6,6 +6,7 @@ package registry):
 
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
+    python benchmarks/gpu.py --collision-only  # the collision scene alone, CPU and GPU
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
                                              # (+ SASS instructions, live registers: nvdisasm);
                                              # the collision kernel needs example-robot-data
@@ -538,6 +539,7 @@ def main() -> None:
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
     ap.add_argument("--collision-n", type=int, default=150,
                     help="targets of the collision scene (0: skip it)")  # fmt: skip
+    ap.add_argument("--collision-only", action="store_true", help="only the collision scene")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
     ap.add_argument("--methods", default="dls,collision",
                     help="IK kernels to compile: dls,transpose,ccd,collision")  # fmt: skip
@@ -548,6 +550,16 @@ def main() -> None:
         report = compile_only(tuple(a.methods.split(",")), a.ptx_dir)
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
+        return
+    if a.collision_only:
+        coll = bench_collision(a.collision_n or 150, a.repeats)
+        if coll is None:
+            print("collision scene skipped: needs example-robot-data and coal")
+            return
+        print(json.dumps(coll), flush=True)
+        print("\n".join(_collision_rows(coll)))
+        if a.json:
+            a.json.write_text(json.dumps({"collision": coll}, indent=1))
         return
     if a.quick:
         a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
