@@ -6,8 +6,10 @@ package registry):
 
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
+    python benchmarks/gpu.py --collision-only  # the collision scene alone, CPU and GPU
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
-                                             # (+ SASS instructions, live registers: nvdisasm)
+                                             # (+ SASS instructions, live registers: nvdisasm);
+                                             # the collision kernel needs example-robot-data
 
 What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
 targets = FK of uniform random configurations within the limits, every solve from the
@@ -20,6 +22,10 @@ same seed pose ``q0`` = the neutral configuration, default ``auto`` options):
 * pytorch_kinematics' batched ``PseudoInverseIK`` on the first ``--pk-n`` of the same
   targets, on the same GPU in float64, 10 retries (q0 + 9 random), its answers judged by
   kinetree's CPU FK at the same tolerances; the ratio of solves/s;
+* collision-aware IK (``--collision-n`` targets): ``benchmarks/collision_ik.py``'s Panda
+  (example-robot-data meshes and SRDF) with a table, a pillar and a ball, self-collision
+  on, the same targets on the CPU and the GPU: solved, successes clear on the exact meshes
+  (coal), claimed successes off target by FK, wall time (needs example-robot-data, coal);
 * the CPU batch (``device="cpu"``) at 1, 2, 4, 8, 16 threads (``KINETREE_NUM_THREADS``,
   one process each) and its parallel efficiency.
 
@@ -46,6 +52,7 @@ if not hasattr(np, "row_stack"):  # numpy 2.5 dropped it; older numba-cuda still
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # collision_ik's scene and checker
 
 import kinetree  # noqa: E402
 
@@ -56,6 +63,28 @@ SEED = 2024
 def targets(model: kinetree.Model, n: int, seed: int = SEED) -> np.ndarray:
     """FK poses (n, 4, 4) of uniform random configurations within the limits."""
     return model.fk(model.random_configuration(n, rng=seed))
+
+
+def collision_scene(
+    max_spheres: int | None = None,
+) -> tuple[kinetree.Model, str, list[Any], dict[str, Any]] | None:
+    """``(model, frame, world, options)`` of ``benchmarks/collision_ik.py``'s scene: the
+    Panda of example-robot-data (its collision meshes and SRDF) with a table, a pillar and
+    a ball, self-collision on; None without example-robot-data."""
+    import collision_ik as bench
+
+    robots = bench.robots_dir()
+    if robots is None or not robots.is_dir():
+        return None
+    d = robots / "panda_description"
+    model = kinetree.load(d / "urdf" / "panda.urdf", srdf=d / "srdf" / "panda.srdf")
+    cm = kinetree.collision.collision_model(
+        model, max_spheres=max_spheres or bench.MAX_SPHERES, max_overshoot=bench.MAX_OVERSHOOT
+    )
+    world = bench.scene()
+    opts = {"obstacles": world, "self_collision": True, "margin": bench.MARGIN,
+            "ignore": bench.IGNORE, "collision_model": cm}  # fmt: skip
+    return model, model.end_effectors[0], world, opts
 
 
 def _sync() -> None:
@@ -131,6 +160,64 @@ def bench_gpu(n: int, repeats: int) -> dict[str, Any]:
     out["fk_wall_s"] = _median_time(lambda: panda.fk(Q, device="cuda"), repeats)
     P = panda.fk(Q[:1000], device="cuda").cpu().numpy()
     out["fk_max_diff_vs_cpu"] = float(np.abs(P - panda.fk(Q[:1000].cpu().numpy())).max())
+    return out
+
+
+def bench_collision(n: int, repeats: int) -> dict[str, Any] | None:
+    """Collision-aware IK, ``benchmarks/collision_ik.py``'s scene and targets (hand poses
+    of configurations 1 cm clear on the exact meshes, solved from the ready pose, default
+    options: ``auto``, 200 restarts, 50 ms per problem), the same batch on the CPU (every
+    core) and on the GPU (numpy in, numpy out): solved, successes clear on the exact
+    meshes (coal), agreement, median wall time. None without example-robot-data or coal."""
+    import collision_ik as bench
+
+    scene = collision_scene()
+    try:
+        import coal  # noqa: F401
+    except ImportError:
+        return None
+    if scene is None:
+        return None
+    model, frame, world, opts = scene
+    checker = bench.ExactChecker(model, opts["collision_model"], world)
+    _, P = bench.targets(model, checker, n, frame)
+    q0 = model.q_neutral.copy()
+    q0[:7] = bench.READY
+    out: dict[str, Any] = {"collision_n": n, "spheres": len(opts["collision_model"].spheres.radii)}
+    t = time.perf_counter()
+    model.ik(P[:8], frame, q0=q0, device="cuda", **opts)  # compile
+    _sync()
+    out["collision_first_call_s"] = time.perf_counter() - t
+    model.ik(P[:8], frame, q0=q0, **opts)
+    res = {}
+    for device in ("cpu", "cuda"):
+        r = model.ik(P, frame, q0=q0, device=device, **opts)
+        wall = _median_time(lambda d=device: model.ik(P, frame, q0=q0, device=d, **opts),
+                            max(1, repeats // 5))  # fmt: skip
+        clear = np.array([checker.clearance(q) > 0.0 if ok else False
+                          for q, ok in zip(r.q, r.success, strict=True)])  # fmt: skip
+        Tq = model.fk(r.q, frame)
+        R = np.swapaxes(Tq[:, :3, :3], -1, -2) @ P[:, :3, :3]
+        angle = np.arccos(np.clip((np.trace(R, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0))
+        on = (np.linalg.norm(Tq[:, :3, 3] - P[:, :3, 3], axis=1) <= TOL * (1 + 1e-9)) & (
+            angle <= 1.5 * TOL
+        )
+        out[f"collision_{device}_solved"] = int(r.success.sum())
+        out[f"collision_{device}_clear_on_meshes"] = int(clear.sum())
+        out[f"collision_{device}_claimed_but_off"] = int((r.success & ~on).sum())
+        out[f"collision_{device}_wall_s"] = wall
+        out[f"collision_{device}_mean_iterations"] = float(r.iterations.mean())
+        res[device] = r
+    # The same batch on the GPU without the 50 ms per problem: whether the clock (a GPU
+    # thread iterates slower than a CPU core) or the arithmetic decides a difference.
+    r = model.ik(P, frame, q0=q0, device="cuda", **{**opts, "time_budget": None})
+    out["collision_cuda_unbudgeted_solved"] = int(r.success.sum())
+    out["collision_cuda_unbudgeted_mean_iterations"] = float(r.iterations.mean())
+    both = res["cpu"].success & res["cuda"].success
+    out["collision_same_success"] = int((res["cpu"].success == res["cuda"].success).sum())
+    out["collision_max_q_diff_both_solved"] = (
+        float(np.abs(res["cpu"].q[both] - res["cuda"].q[both]).max()) if both.any() else 0.0
+    )
     return out
 
 
@@ -353,13 +440,23 @@ def compile_only(
     sigs: dict[str, Any] = {
         "fk": (K.fk_kernel(n), (A2, A2, I2, I1, I1, float64[:, :, :, ::1])),
         "jacobian": (K.jacobian_kernel(n), (A2, A2, I2, I1, int64, A1, A3)),
-        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1)),
+        "split": (K.split_kernel(), (A2, int64, int64, A2, A2, A2, B1, I1, I1, B1, I1, A2)),
     }
     for method in methods:
-        opts = resolve({"method": method})
-        tpl = _pose_template(panda, None, opts)
+        if method == "collision":
+            scene = collision_scene()
+            if scene is None:
+                print("collision: example-robot-data is not installed; skipped", flush=True)
+                continue
+            model, frame, _, opts_c = scene
+            opts = resolve(opts_c)
+            tpl = _pose_template(model, frame, opts)
+            sigs["split_collision"] = (K.split_kernel(True), (*sigs["split"][1][:-1], A1))
+        else:
+            opts = resolve({"method": method})
+            tpl = _pose_template(panda, None, opts)
         kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, (4, 4))
-        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1))
+        sigs[f"ik_{method}"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
     ptxas = _ptxas()
     report: dict[str, Any] = {"ptxas_path": ptxas}
     for name, (kern, sig) in sigs.items():
@@ -377,6 +474,26 @@ def compile_only(
         report[name] = entry
         print(name, json.dumps(entry), flush=True)
     return report
+
+
+def _collision_rows(c: dict[str, Any]) -> list[str]:
+    n = c["collision_n"]
+    rows = ["", f"Collision-aware IK: Panda (example-robot-data meshes, SRDF, {c['spheres']} "
+            f"spheres), table + pillar + ball, self-collision, {n} targets, default options",
+            "", "| | solved | successes clear on the exact meshes (coal) | claimed but off "
+            "target | wall (median) | mean iterations |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for device in ("cpu", "cuda"):
+        k = f"collision_{device}_"
+        wall, its = c[k + "wall_s"] * 1e3, c[k + "mean_iterations"]
+        rows.append(f"| {device} | {c[k + 'solved']}/{n} | {c[k + 'clear_on_meshes']}/"
+                    f"{c[k + 'solved']} | {c[k + 'claimed_but_off']} | {wall:.1f} ms | "
+                    f"{its:.1f} |")  # fmt: skip
+    rows.append(f"| cuda, no time budget | {c['collision_cuda_unbudgeted_solved']}/{n} | | | | "
+                f"{c['collision_cuda_unbudgeted_mean_iterations']:.1f} |")  # fmt: skip
+    rows.append(f"\nsame success on both: {c['collision_same_success']}/{n}; largest |q| "
+                f"difference where both solved: {c['collision_max_q_diff_both_solved']:.1e}; "
+                f"first GPU call (compile): {c['collision_first_call_s']:.1f} s")  # fmt: skip
+    return rows
 
 
 def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, Any]]) -> str:
@@ -400,6 +517,8 @@ def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, A
             f"{pk['pk_solves_per_s']:,.0f} solves/s, {pk['pk_solved_pct']:.2f} % solved; "
             f"ratio {ratio:,.0f}x | ratio >= 100x |"
         )
+    if gpu.get("collision_n"):
+        lines += _collision_rows(gpu)
     if cpu:
         lines += ["", "| CPU threads | solves/s | efficiency | solved |", "|---|---|---|---|"]
         for r in cpu:
@@ -418,8 +537,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="N = 100,000, fewer repeats")
     ap.add_argument("--no-pk", action="store_true", help="skip pytorch_kinematics")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU scaling")
+    ap.add_argument("--collision-n", type=int, default=150,
+                    help="targets of the collision scene (0: skip it)")  # fmt: skip
+    ap.add_argument("--collision-only", action="store_true", help="only the collision scene")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
-    ap.add_argument("--methods", default="dls", help="IK kernels to compile: dls,transpose,ccd")
+    ap.add_argument("--methods", default="dls,collision",
+                    help="IK kernels to compile: dls,transpose,ccd,collision")  # fmt: skip
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     a = ap.parse_args()
@@ -428,10 +551,27 @@ def main() -> None:
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
         return
+    if a.collision_only:
+        coll = bench_collision(a.collision_n or 150, a.repeats)
+        if coll is None:
+            print("collision scene skipped: needs example-robot-data and coal")
+            return
+        print(json.dumps(coll), flush=True)
+        print("\n".join(_collision_rows(coll)))
+        if a.json:
+            a.json.write_text(json.dumps({"collision": coll}, indent=1))
+        return
     if a.quick:
         a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
     gpu = bench_gpu(a.n, a.repeats)
     print(json.dumps(gpu), flush=True)
+    if a.collision_n:
+        coll = bench_collision(a.collision_n, a.repeats)
+        if coll is None:
+            print("collision scene skipped: needs example-robot-data and coal", flush=True)
+        else:
+            gpu.update(coll)
+            print(json.dumps(coll), flush=True)
     pk = None
     if not a.no_pk:
         try:

@@ -3,7 +3,8 @@
 ``Model.fk(q, device="cuda")``, ``Model.jacobian(q, device="cuda")`` and
 ``Model.ik(targets, device="cuda", ...)`` run the CPU kernels' own source compiled for
 a GPU thread with numba-cuda (the ``kinetree[gpu]`` extra): one thread per problem,
-fp64, scratch in local memory, restarts inside the kernel. Design notes and the
+fp64, scratch in local memory, restarts inside the kernel; collision-aware IK
+(``obstacles=``, ``self_collision=``) as on the CPU. Design notes and the
 benchmark: ``docs/gpu.md``. Without numba-cuda or a CUDA driver, ``device="cuda"``
 raises a :class:`~kinetree.errors.KinetreeError` saying what is missing; numba's CUDA
 simulator (``NUMBA_ENABLE_CUDASIM=1``) runs the same code on the CPU, slowly (the

@@ -4,7 +4,10 @@ Each kernel here is a few lines that give one thread its scratch (``cuda.local.a
 sized by compile-time constants bound per model) and call the shared source, compiled
 for the device by :mod:`._translate`: ``fk_nodes`` and ``jacobian_add`` from
 ``kinematics._kernels``, and for IK ``ik._loop.solve_one`` with the method's update
-bound in, as ``ik._drivers`` binds it for a CPU driver.
+bound in, as ``ik._drivers`` binds it for a CPU driver; with collision checks, its
+collision variant (``COLLISION_ON``, the update ``ik._collide.collision_update``: the
+step as a QP with distance rows), the robot's spheres constants and the world's
+obstacles arguments of the kernel.
 
 * **IK: persistent threads.** A launch fills the GPU once; each thread takes the next
   problem from an atomic counter until none is left. Problems take from 2 to thousands
@@ -27,22 +30,27 @@ from typing import Any
 import numpy as np
 
 from .._compile import kernel_digest
+from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, SPHERE_SIZE
 from ..errors import UnsupportedError
-from ..ik import _loop, _steps
+from ..ik import _collide, _loop, _steps
 from ..ik import layout as L
 from ..ik._drivers import RULES
 from ..ik.layout import (
     R_ITERATIONS,
+    R_MIN_DISTANCE,
     R_REACHABLE,
     R_RESTARTS,
     R_STATUS,
     ST_OK,
+    Collision,
     carve,
+    carve_collision,
     read_config,
 )
 from ..ik.layout import unpack as unpack_buffers
 from ..ik.result import is_bad_input
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
+from ..kinematics.layout import F_SIZE
 from ._translate import device, kernel
 
 __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
@@ -52,6 +60,14 @@ __all__ = ["fk_kernel", "ik_kernel", "jacobian_kernel", "split_kernel"]
 N_NODES = NQ = NV = NA = N_ROWS = N_TARGETS = SCRATCH = SRC_ROWS = SRC_COLS = 1
 FDATA = IDATA = TGT_I = ROWS = np.zeros((0, 0))
 NODES = CFG = ICFG = np.zeros(0)
+# The collision block (collision-aware kernels only; ``COLLIDE`` prunes it from the others):
+# the robot's tables, the pairs and the scalars as constants (the world's obstacles are
+# arguments), the sizes of its scratch (floats after the plain scratch's
+# ``SCRATCH_PLAIN`` in the one float array, ints in an array of ``ISCRATCH``).
+COLLIDE = False
+SCRATCH_PLAIN = ISCRATCH = N_SPHERES = N_LINKS = N_PAIRS = SEEDS = 1
+MARGIN = CUTOFF = INFLUENCE = BUFFER = MAX_STEP = 0.0
+SPHERES = LINKS = PAIRS = np.zeros((0, 0))
 solve_one = _loop.solve_one
 cuda: Any = None
 float64: Any = None
@@ -90,17 +106,33 @@ def _jacobian_source(
         b += stride
 
 
-def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None:
+def _ik_source(
+    targets: Any, q0: Any, seed: int, out: Any, counter: Any, obstacles: Any, odata: Any
+) -> None:
     # The template's arrays are this kernel's constants: every size, node list, joint type,
     # axis, limit and option folds into the code (see ik_kernel). Each is a constant of
     # its own, in its final shape: a reshape on the GPU goes through an external helper,
-    # after which the compiler no longer knows shapes or strides.
+    # after which the compiler no longer knows shapes or strides. The world's obstacles
+    # (collision kernels only) are arguments: a scene that moves keeps its kernel.
     fdata, idata, nodes, tgt_i, rows = FDATA, IDATA, NODES, TGT_I, ROWS
     cf = read_config(CFG, ICFG, N_TARGETS)
     # The scratch stays one local array carved into views (measured: one local array
     # per field, all of constant shape, unrolls more and needs more registers).
     ws = cuda.local.array(SCRATCH, float64)
     w = carve(ws, N_NODES, NQ, NV, N_ROWS, NA, N_TARGETS)
+    if COLLIDE:
+        # The collision block as ``layout.read_collision`` reads it on the CPU, from the
+        # kernel's constants and the obstacle tables; its scratch after the plain scratch
+        # and in ints of its own.
+        ck = Collision(MARGIN, CUTOFF, INFLUENCE, BUFFER, MAX_STEP, SEEDS, SPHERES, LINKS,
+                       obstacles, odata, PAIRS)  # fmt: skip
+        iws = cuda.local.array(ISCRATCH, int64)
+        cw = carve_collision(ws[SCRATCH_PLAIN:], iws, N_SPHERES, N_LINKS, N_PAIRS, NV, NQ, NA)
+    else:
+        # Never read: the branches that would are pruned from this variant (as in
+        # ``_loop.solve_range``).
+        ck = 0  # type: ignore[assignment]
+        cw = 0  # type: ignore[assignment]
     # This thread's problem in arrays of constant shape (the kernel arguments' shapes are
     # only known at run time): a raw 4x4 pose or the encoded target rows, and q0.
     src = cuda.local.array((SRC_ROWS, SRC_COLS), float64)
@@ -118,9 +150,8 @@ def _ik_source(targets: Any, q0: Any, seed: int, out: Any, counter: Any) -> None
         for i in range(SRC_ROWS):
             for j in range(SRC_COLS):
                 src[i, j] = tb[i, j]
-        # no collision block (COLLISION_ON is False) and no history (record is bound to
-        # a no-op): 0 stands for their arrays
-        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, 0, 0, src, qs, seed + b,  # type: ignore[arg-type]
+        # no history (record is bound to a no-op): 0 stands for its arrays
+        solve_one(fdata, idata, nodes, tgt_i, rows, cf, w, ck, cw, src, qs, seed + b,
                   out[b], 0, 0, clock, rng)  # type: ignore[arg-type]  # fmt: skip
         b = cuda.atomic.add(counter, 0, 1)
 
@@ -143,6 +174,7 @@ def _split_source(
     restarts: Any,
     reachable: Any,
     worst: Any,
+    clearance: Any,
 ) -> None:
     b = cuda.grid(1)
     if b >= out.shape[0]:
@@ -159,6 +191,8 @@ def _split_source(
     iterations[b] = int(row[i + R_ITERATIONS])
     restarts[b] = int(row[i + R_RESTARTS])
     reachable[b] = row[i + R_REACHABLE] != 0.0
+    if COLLIDE:
+        clearance[b] = row[i + R_MIN_DISTANCE]
     if is_bad_input(status):
         cuda.atomic.max(worst, 0, status)
 
@@ -213,13 +247,41 @@ CONSTANT_BYTES = 60_000
 _IK_KERNELS: dict[str, Any] = {}
 
 
+def world_range(ibuf: np.ndarray) -> tuple[int, int, int]:
+    """Where a collision template's obstacle tables (``obstacles``, then
+    ``obstacle_data``; ``layout.write_collision``) sit in its float buffer ``fbuf``
+    (``layout.pack``), and where the row count of ``obstacle_data`` sits in ``ibuf``:
+    ``(start, stop, count_at)``; ``(0, 0, -1)`` without collision checks. Read from the
+    int buffer's header and the collision block's counts, without unpacking."""
+    at = ibuf.shape[0] - int(ibuf[L.H_ICFG])  # where icfg starts
+    o = int(ibuf[at + L.N_COLLISION])
+    if o == 0:
+        return 0, 0, -1
+    c = at + o
+    ns, nl = int(ibuf[c + L.CI_SPHERES]), int(ibuf[c + L.CI_LINKS])
+    no, nd = int(ibuf[c + L.CI_OBSTACLES]), int(ibuf[c + L.CI_DATA])
+    start = F_SIZE * int(ibuf[L.H_NODES]) + int(ibuf[c + L.CI_FLOATS])
+    start += L.CF_SIZE + ns * SPHERE_SIZE + nl * LINK_SIZE
+    return start, start + no * OBSTACLE_SIZE + nd * 3, c + L.CI_DATA
+
+
 def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> str:
     """What an IK kernel is specialised to: the method, the template's two buffers (the
-    model, the targets' layout, the options), the shape of one problem's targets, and the
-    digest of every kernel source (as the CPU drivers' names carry it)."""
+    model, the targets' layout, the options, the robot's collision spheres and the pairs
+    to check), the shape of one problem's targets, and the digest of every kernel source
+    (as the CPU drivers' names carry it). Not the world's obstacle tables, which are the
+    kernel's arguments: their poses, shapes and points (a point cloud of any size) do not
+    make another kernel; their number does (it sets the pairs)."""
     h = hashlib.sha1(method.encode())
-    h.update(np.ascontiguousarray(ibuf, dtype=np.int64).tobytes())
-    h.update(np.ascontiguousarray(fbuf, dtype=np.float64).tobytes())
+    ib = np.ascontiguousarray(ibuf, dtype=np.int64)
+    fb = np.ascontiguousarray(fbuf, dtype=np.float64)
+    a, b, count_at = world_range(ib)
+    if count_at >= 0:
+        ib = ib.copy()
+        ib[count_at] = 0
+    h.update(ib.tobytes())
+    h.update(fb[:a].tobytes())
+    h.update(fb[b:].tobytes())
     h.update(repr(tuple(int(s) for s in src_shape)).encode())
     h.update(kernel_digest().encode())
     return h.hexdigest()[:20]
@@ -243,16 +305,10 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
         return hit
     tables = unpack_buffers.py_func(ibuf, fbuf)
     fdata, _, _, tgt_i, rows, cfg, icfg = tables
-    size = sum(a.nbytes for a in tables)
-    if size > CONSTANT_BYTES:
-        raise UnsupportedError(
-            f"the model and targets take {size:,} bytes of the GPU's constant memory, over "
-            f"the {CONSTANT_BYTES:,} a kernel may hold (a model of about 300 nodes or more): "
-            "solve it on the CPU"
-        )
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
+    plain = L.scratch_size(n, nq, nv, m, na, T)
     sizes = {
         "N_NODES": n,
         "NQ": nq,
@@ -260,13 +316,34 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
         "NA": na,
         "N_ROWS": m,
         "N_TARGETS": T,
-        "SCRATCH": L.scratch_size(n, nq, nv, m, na, T),
+        "SCRATCH": plain,
         "SRC_ROWS": int(src_shape[0]),
         "SRC_COLS": int(src_shape[1]),
     }
+    collide = int(icfg[L.N_COLLISION]) != 0
+    consts: dict[str, Any] = {}
+    if collide:
+        block, cfg, icfg = collision_constants(cfg, icfg, nv, nq, na)
+        sizes["SCRATCH"] = plain + block.pop("C_FLOATS")
+        sizes["SCRATCH_PLAIN"] = plain
+        consts.update(block)
     names = ("FDATA", "IDATA", "NODES", "TGT_I", "ROWS", "CFG", "ICFG")
-    consts = {name: np.array(a) for name, a in zip(names, tables, strict=True)}
-    if method == "ccd":
+    tables = (*tables[:5], cfg, icfg)
+    consts.update({name: np.array(a) for name, a in zip(names, tables, strict=True)})
+    size = sum(a.nbytes for a in consts.values() if isinstance(a, np.ndarray))
+    if size > CONSTANT_BYTES:
+        what, way_out = "the model and targets", ""
+        if collide:
+            what = "the model, targets and robot's collision spheres"
+            way_out = ", or use fewer spheres per link (collision_model(max_spheres=...))"
+        raise UnsupportedError(
+            f"{what} take {size:,} bytes of the GPU's constant memory, over the "
+            f"{CONSTANT_BYTES:,} a kernel may hold (a model of about 300 nodes or more): "
+            f"solve it on the CPU{way_out}"
+        )
+    if collide:
+        update = device(_collide.collision_update)
+    elif method == "ccd":
         update = device(_steps.ccd_update)
     else:
         update = device(
@@ -274,19 +351,21 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
             f"jacobian_update_{method}_gpu",
             apply_rule=device(RULES[method]),
         )
+    tag = f"{method}_collision" if collide else method
     one = device(
         _loop.solve_one,
-        f"solve_one_{method}_gpu",
+        f"solve_one_{tag}_gpu",
         update=update,
         SWING_TWIST_ON=False,
-        COLLISION_ON=False,
+        COLLISION_ON=collide,
         record=device(_no_record),
     )
     out = kernel(
         _ik_source,
-        f"kinetree_ik_{method}_{key}",
+        f"kinetree_ik_{tag}_{key}",
         cache=disk_cache(),
         solve_one=one,
+        COLLIDE=collide,
         **sizes,
         **consts,
         **_cuda_names(),
@@ -297,10 +376,51 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     return out
 
 
+def collision_constants(
+    cfg: np.ndarray, icfg: np.ndarray, nv: int, nq: int, na: int
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """The collision block of a template (``layout.write_collision``) as a kernel's
+    constants: its scalars, the robot's tables and the pairs each in its own shape (read
+    once here, as ``layout.read_collision`` reads them per call on the CPU; the world's
+    tables are the kernel's arguments: :func:`world_range`), the sizes of its scratch
+    (``C_FLOATS`` floats, ``ISCRATCH`` ints: ``layout.collision_scratch_size``); and
+    ``(cfg, icfg)`` without the block, which sits at their ends (the plain readers stop
+    before it), so that its tables are not in constant memory twice."""
+    ck = L.read_collision.py_func(cfg, icfg)
+    ns, nl, npairs = ck.spheres.shape[0], ck.links.shape[0], ck.pairs.shape[0]
+    floats, ints = L.collision_scratch_size(ns, npairs, nv, nq, na)
+    o = int(icfg[L.N_COLLISION])
+    start = int(icfg[o + L.CI_FLOATS])
+    block = {
+        "MARGIN": float(ck.margin),
+        "CUTOFF": float(ck.cutoff),
+        "INFLUENCE": float(ck.influence),
+        "BUFFER": float(ck.buffer),
+        "MAX_STEP": float(ck.max_step),
+        "SEEDS": int(ck.seeds),
+        "SPHERES": np.array(ck.spheres),
+        "LINKS": np.array(ck.links),
+        "PAIRS": np.array(ck.pairs),
+        "N_SPHERES": ns,
+        "N_LINKS": nl,
+        "N_PAIRS": npairs,
+        "C_FLOATS": max(floats, 1),
+        "ISCRATCH": max(ints, 1),
+    }
+    plain_icfg = icfg[:o].copy()
+    plain_icfg[L.N_COLLISION] = 0  # what the constants hold: no block to read
+    return block, cfg[:start], plain_icfg
+
+
 @functools.cache
-def split_kernel() -> Any:
+def split_kernel(collide: bool = False) -> Any:
     """Result rows into the result's arrays, on the device; the largest bad-input
-    status into ``worst[0]``."""
+    status into ``worst[0]``; ``collide``: also each problem's clearance [m] into the
+    last argument (which the other kernel ignores)."""
     return kernel(
-        _split_source, "kinetree_ik_split", is_bad_input=device(is_bad_input), **_cuda_names()
+        _split_source,
+        "kinetree_ik_split_collision" if collide else "kinetree_ik_split",
+        COLLIDE=collide,
+        is_bad_input=device(is_bad_input),
+        **_cuda_names(),
     )

@@ -19,11 +19,17 @@ What cannot compile for CUDA is swapped at this one place, by identity of the CP
   function (numba-cuda has no ``isfinite`` ufunc loop for scalars).
 
 Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the same rebinding runs the
-source as Python, with ``time.monotonic`` as the clock.
+source as Python, with ``time.monotonic`` as the clock, and the name ``math`` is a copy
+of the math module whose ``hypot`` is the C library's: compiled code calls that one
+(numba lowers ``math.hypot`` to libm's), Python's own differs from it in the last bit
+for about 0.2 % of arguments, and the QP's Givens rotations take it (``kinetree._qp``).
+Every other ``math`` function the kernels call is the C library's in Python too.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 import time
 import types
@@ -85,6 +91,23 @@ def _numpy_shim() -> types.ModuleType:
     return shim
 
 
+def _simulated_math() -> types.ModuleType:
+    """The math module with the C library's ``hypot`` (see the module doc); Python's own
+    where no C math library is found."""
+    shim = _SHARED.get("math")
+    if shim is None:
+        shim = types.ModuleType("kinetree_simulated_math")
+        shim.__dict__.update(math.__dict__)
+        name = ctypes.util.find_library("m")
+        if name is not None:
+            hypot = ctypes.CDLL(name).hypot
+            hypot.restype = ctypes.c_double
+            hypot.argtypes = [ctypes.c_double, ctypes.c_double]
+            shim.hypot = hypot  # type: ignore[attr-defined]
+        _SHARED["math"] = shim
+    return shim
+
+
 def _clock() -> Any:
     """The device replacement of ``_clock.monotonic(buf)`` [s]."""
     clock = _SHARED.get("clock")
@@ -133,6 +156,9 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
             continue
         if nm == "np" and scope[nm] is np and not simulator():
             scope[nm] = _numpy_shim()
+            continue
+        if nm == "math" and scope[nm] is math and simulator():
+            scope[nm] = _simulated_math()
             continue
         new = _replacement(scope[nm])
         if new is not None:

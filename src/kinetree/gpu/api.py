@@ -157,11 +157,6 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
             f"method {opts.method!r} does not run on the GPU (the SVD methods and the "
             f"Python ones stay on the CPU); GPU methods are: {', '.join(K.GPU_METHODS)}"
         )
-    if opts.obstacles or opts.self_collision:
-        raise UnsupportedError(
-            "collision-aware IK (obstacles=, self_collision=) runs on the CPU only: "
-            "drop device='cuda' or the collision options"
-        )
     if opts.record:
         raise UnsupportedError("record=True keeps a history of single solves: use the CPU")
     if opts.pin:
@@ -299,7 +294,34 @@ def _run(
     (one int64 on the GPU) must be 0."""
     kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, tuple(targets.shape[1:]))
     blocks, threads = _grid(cuda, targets.shape[0], IK_THREADS, 16)
-    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter)
+    obstacles, data = _world(cuda, tpl)
+    kern[blocks, threads](targets, Q0, opts.draw_seed(), out, counter, obstacles, data)
+
+
+#: The obstacle tables of collision templates on the GPU, by template (each entry holds
+#: its template, so that the id is not reused while it lives).
+_WORLDS: dict[int, tuple[Template, Any, Any]] = {}
+
+
+def _world(cuda: Any, tpl: Template) -> tuple[Any, Any]:
+    """``(obstacles, obstacle_data)`` of a collision template on the GPU (copied once per
+    template: a scene whose obstacles move is another template, on the same kernel), or
+    a placeholder the plain kernels never read."""
+    hit = _WORLDS.get(id(tpl))
+    if hit is not None and hit[0] is tpl:
+        return hit[1], hit[2]
+    if tpl.collision is None:
+        none = _MODEL_ON_DEVICE.get(tpl.model, "no world")
+        if none is None:
+            none = _MODEL_ON_DEVICE.put(tpl.model, cuda.to_device(np.zeros((1, 1))), "no world")
+        return none, none
+    coll = tpl.collision
+    obstacles = cuda.to_device(np.ascontiguousarray(coll.obstacles, dtype=np.float64))
+    data = cuda.to_device(np.ascontiguousarray(coll.obstacle_data, dtype=np.float64))
+    if len(_WORLDS) >= 64:
+        _WORLDS.clear()
+    _WORLDS[id(tpl)] = (tpl, obstacles, data)
+    return obstacles, data
 
 
 def _launch(cuda: Any, tpl: Template, targets: Any, Q0: Any, opts: IKOptions) -> Any:
@@ -380,9 +402,14 @@ def _staged(cuda: Any, tpl: Template, src: np.ndarray, Q0: Any, opts: IKOptions)
 
 
 def _host_result(tpl: Template, out: np.ndarray, batch: tuple[int, ...], t0: float) -> IKResult:
-    from ..ik._run import batch_result
+    """The result of the rows ``out``, read as the CPU reads its own (a single solve's
+    message names the closest pair when it ended in collision, as on the CPU)."""
+    from ..ik._run import NO_HISTORY_E, NO_HISTORY_Q, batch_result, single_result
 
-    return batch_result(tpl, out, batch, t0)
+    if not batch:
+        nq, T = tpl.model.nq, tpl.n_targets
+        return single_result(tpl, out[0], nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+    return batch_result(tpl, out, batch, t0, tpl.collision is not None)
 
 
 def _device_result(
@@ -400,13 +427,15 @@ def _device_result(
     restarts = cuda.device_array(B, dtype=np.int64)
     reachable = cuda.device_array(B, dtype=np.bool_)
     worst = cuda.to_device(np.zeros(1, dtype=np.int64))
+    collide = tpl.collision is not None
+    clearance = cuda.device_array(B) if collide else pe  # pe: not written by the plain kernel
     blocks = math.ceil(B / 128)
     if simulator():
         blocks, threads = B, 1
     else:
         threads = 128
-    K.split_kernel()[blocks, threads](
-        out, nq, T, q, pe, oe, success, iterations, restarts, reachable, worst
+    K.split_kernel(collide)[blocks, threads](
+        out, nq, T, q, pe, oe, success, iterations, restarts, reachable, worst, clearance
     )
     status = int(worst.copy_to_host()[0])  # 8 bytes: did any problem have bad input?
     if is_bad_input(status):
@@ -415,6 +444,9 @@ def _device_result(
     def shaped(d: Any, *tail: int) -> Any:
         return like_input(like, d.reshape(*batch, *tail))
 
+    message = "solved on the GPU: per-problem outcomes are in success and reachable"
+    if collide:
+        message += "; clearances [m] in min_distance (closer than the margin: no success)"
     return IKResult(
         q=shaped(q, nq),
         success=shaped(success),
@@ -423,8 +455,9 @@ def _device_result(
         iterations=shaped(iterations),
         restarts=shaped(restarts),
         elapsed=time.perf_counter() - t0,
-        message="solved on the GPU: per-problem outcomes are in success and reachable",
+        message=message,
         reachable=shaped(reachable),
         frames=tpl.frames,
         method=tpl.method,
+        min_distance=shaped(clearance) if collide else None,
     )

@@ -32,6 +32,8 @@ re-measured on the returned ``q`` by the full closest-pair search
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -152,7 +154,7 @@ def collision_update(
             return False
         E += e[r] * e[r]
     if cf.task_step > 0.0 and E > cf.task_step * cf.task_step:
-        sc = cf.task_step / np.sqrt(E)
+        sc = cf.task_step / math.sqrt(E)  # math, not np: numba-cuda has no np.sqrt
         for r in range(m):
             e[r] *= sc
     lam = cf.damping * 0.5 * E + cf.lambda_min

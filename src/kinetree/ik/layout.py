@@ -614,9 +614,8 @@ scratch; ``best``, ``row`` (OUT_SIZE) and ``bounds`` (n_pairs) the closest-pair 
 
 def collision_scratch_size(ns: int, npairs: int, nv: int, nq: int, na: int) -> tuple[int, int]:
     """``(floats, ints)`` of scratch :func:`carve_collision` needs (compiled twin:
-    :func:`collision_scratch_len`); ``(0, 0)`` without pairs."""
-    if npairs == 0:
-        return 0, 0
+    :func:`collision_scratch_len`). Without pairs too: the step's QP and the link flags
+    are used all the same."""
     floats = (
         ns * 4
         + npairs * OUT_SIZE
@@ -641,9 +640,7 @@ def carve_collision(
     ws: np.ndarray, iws: np.ndarray, ns: int, nl: int, npairs: int, nv: int, nq: int, na: int
 ) -> CollisionWork:
     """The :class:`CollisionWork` views of ``ws`` and ``iws`` (see
-    :func:`collision_scratch_size`): all empty without pairs."""
-    if npairs == 0:
-        ns = nl = nv = nq = na = 0
+    :func:`collision_scratch_size`)."""
     o = 0
     C = ws[o : o + ns * 4].reshape((ns, 4))
     o += ns * 4
