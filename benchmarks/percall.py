@@ -4,6 +4,7 @@ and where the microseconds outside the compiled driver go.
     PYTHONPATH=src python benchmarks/percall.py                # 2000 targets x 5 rounds
     PYTHONPATH=src python benchmarks/percall.py --n 500 --rounds 3
     PYTHONPATH=src python benchmarks/percall.py --whole-body   # + Talos, humanoid dicts
+    PYTHONPATH=src python benchmarks/percall.py --kernel-only  # the driver alone, µs/solve
 
 Every variant solves the same target in turn (A, B, C, then the next target; the order
 rotates per round), each call timed on its own with ``time.perf_counter_ns``, so that the
@@ -177,13 +178,59 @@ def whole_body(n: int, rounds: int) -> None:
 DRIVER: list[float] = []
 
 
+def kernel_only(n: int, passes: int = 7) -> None:
+    """The compiled driver alone, called through the single-pose plan's direct entry on
+    ``n`` Panda targets of ``scenarios.pose_targets`` from the neutral pose (no time
+    budget): µs per solve, best of ``passes`` passes, and the iterations per solve. What
+    the kernel's own changes are measured by (the Python around it takes no part)."""
+    import importlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scenarios
+
+    from kinetree.ik._run import NO_HISTORY_E, NO_HISTORY_Q
+
+    S = importlib.import_module("kinetree.ik.solve")
+    model = kinetree.load("panda")
+    T = [np.ascontiguousarray(t)[None] for t in scenarios.pose_targets(model, n)]
+    q0 = model.neutral()
+    opts = IKOptions(time_budget=None)
+    while (id(model), id(opts), None) not in S._PLANS:  # compiled (or loaded) first
+        model.ik(T[0][0], q0=q0, options=opts)
+        time.sleep(0.1)
+    plan = S._PLANS[(id(model), id(opts), None)][2]
+    call = getattr(plan, "call", plan.kernel)
+    out = np.empty(plan.shape)
+    q = q0[None]
+    args = (plan.ibuf, plan.fbuf)
+    it = plan.nq + 2 + 1  # R_ITERATIONS of the row
+    iters = 0.0
+    for t in T:
+        call(*args, t, q, 0, out, NO_HISTORY_Q, NO_HISTORY_E, plan.work, 0, 1)
+        iters += out[0, it]
+    best = np.inf
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        for t in T:
+            call(*args, t, q, 0, out, NO_HISTORY_Q, NO_HISTORY_E, plan.work, 0, 1)
+        best = min(best, time.perf_counter() - t0)
+    print(
+        f"kernel alone: {best / n * 1e6:.2f} µs per solve (best of {passes} passes over {n} "
+        f"Panda targets from the neutral pose), {iters / n:.2f} iterations per solve"
+    )
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=2000, help="Panda targets (default 2000)")
     ap.add_argument("--rounds", type=int, default=5, help="passes over them (default 5)")
     ap.add_argument("--profile", action="store_true", help="cProfile the keyword call")
     ap.add_argument("--whole-body", action="store_true", help="also Talos and the humanoid")
+    ap.add_argument("--kernel-only", action="store_true", help="the compiled driver alone")
     a = ap.parse_args(argv)
+    if a.kernel_only:
+        kernel_only(min(a.n, 1000))
+        return 0
     model = kinetree.load("panda")
     T = [np.ascontiguousarray(t) for t in model.fk(model.random_configuration(a.n, rng=0))]
     q0 = model.neutral()
