@@ -105,6 +105,21 @@ def test_ik_poses_agree_with_cpu(cuda, panda):
     assert np.all(gpu.q >= lo - 1e-12) and np.all(gpu.q <= hi + 1e-12)
 
 
+def test_iteration_budget_caps_the_gpu_batch_as_the_cpu(cuda, panda):
+    """The tail policy's cap: iterations over all attempts, counted on the device as on
+    the CPU (the same answers, each problem within the budget)."""
+    T = panda.fk(panda.random_configuration(4, rng=41))
+    Q0 = panda.random_configuration(4, rng=42)
+    opts = {"restarts": 6, "time_budget": None, "iteration_budget": 7, "max_iter": 5}
+    cpu = panda.ik(T, q0=Q0, **opts)
+    gpu = panda.ik(T, q0=Q0, device="cuda", **opts)
+    assert np.all(gpu.iterations <= 7)
+    np.testing.assert_array_equal(gpu.iterations, cpu.iterations)
+    np.testing.assert_array_equal(gpu.success, cpu.success)
+    np.testing.assert_array_equal(gpu.q, cpu.q)
+    assert not cpu.success.all()  # the cap cut some short: the test shows the cap
+
+
 def test_ik_gpu_targets_stay_on_gpu(cuda, panda):
     T = panda.fk(panda.random_configuration(3, rng=8))
     q0 = np.asarray(panda.q_neutral)

@@ -354,7 +354,7 @@ def solve_one(
             if bad <= 1.0:
                 status = ST_OK
                 break
-            if it >= cf.max_iter:
+            if it >= cf.max_iter or (cf.total_iter > 0 and total_iter >= cf.total_iter):
                 break
             # Stall: no 1 % progress on this attempt for ``stall`` iterations.
             if bad < 0.99 * best_attempt:
@@ -384,6 +384,8 @@ def solve_one(
         # look for a better closest configuration, then stop.
         if attempt >= cf.restarts or (not reachable and attempt >= 2):
             break
+        if cf.total_iter > 0 and total_iter >= cf.total_iter:
+            break  # the iteration budget is spent: the best found is the answer
         if cf.budget > 0.0 and monotonic(clock) - t_start > cf.budget:
             break
         attempt += 1

@@ -91,7 +91,8 @@ N_NV = 9
 N_COLLISION = 10  # where the collision block starts in icfg (see below); 0: no collision check
 N_UNITS = 11  # 1: an active coordinate's unit is not 1 (steps rescale its column)
 N_SPARSE = 12  # where the target-columns block starts in icfg (see below); 0: none
-N_HEAD = 13
+N_TOTAL_ITER = 13  # iterations over all attempts (iteration_budget); 0: no such cap
+N_HEAD = 14
 # Blocks after the head, in order: active (na, indices into the motion), active_q (na,
 # the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
 # dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
@@ -213,7 +214,7 @@ def pair_index(t: int, u: int) -> int:
 Config = namedtuple(
     "Config",
     "tol_p tol_r step damping lambda_min budget rest_gain cutoff task_step max_joint_step "
-    "inv_length max_iter restarts limits pinv_form record na clamp stall units "
+    "inv_length max_iter restarts limits pinv_form record na clamp stall units total_iter "
     "lo hi sample_lo sample_hi rest unit reach st_f active active_q dof_node pivot balls st_i "
     "tcols",
 )
@@ -269,6 +270,7 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
         icfg[N_CLAMP] != 0,
         icfg[N_STALL],
         icfg[N_UNITS] != 0,
+        icfg[N_TOTAL_ITER],
         lo,
         hi,
         sample_lo,

@@ -197,6 +197,13 @@ class IKOptions:
             returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
             given), the solve tries a few learned samples for the target, then random
             restarts (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
+        iteration_budget: iterations over all attempts of one solve (each problem of a
+            batch has its own), the compiled methods only: the solve then returns the
+            best configuration found, ``success`` judged on it as always (``False``
+            with a "not converged" message unless it is on target). A budget counted
+            in iterations, not seconds: the same answer on any machine, and a cap on
+            the slowest problems of a GPU batch. None: no such cap (``max_iter`` per
+            attempt, ``restarts`` and ``time_budget`` still apply).
     """
 
     method: str = "auto"
@@ -227,6 +234,7 @@ class IKOptions:
     ignore: tuple[tuple[str, str], ...] = ()
     collision_model: Any = None
     seeds: Any = None
+    iteration_budget: int | None = None
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -241,6 +249,13 @@ class IKOptions:
             s(self, "max_iter", _count("max_iter", self.max_iter))
         if self.restarts is not None:
             s(self, "restarts", _count("restarts", self.restarts))
+        if self.iteration_budget is not None:
+            s(self, "iteration_budget", _count("iteration_budget", self.iteration_budget, 1))
+            if self.method not in KERNEL_METHODS:
+                raise InvalidValueError(
+                    f"iteration_budget is kept by the compiled methods only "
+                    f"({', '.join(KERNEL_METHODS)}), not by method {self.method!r}"
+                )
         if self.time_budget is not None and not (
             isinstance(self.time_budget, str) and self.time_budget == "default"
         ):

@@ -237,6 +237,7 @@ def template(
             L.N_RECORD: opts.history_rows,
             L.N_CLAMP: int(opts.clamp_target),
             L.N_STALL: opts.stall_iter,
+            L.N_TOTAL_ITER: opts.iteration_budget or 0,
             L.N_NQ: nq,
             L.N_NV: nv,
             L.N_UNITS: int(units_on),
