@@ -7,9 +7,11 @@ package registry):
     python benchmarks/gpu.py                 # everything; --n 1000000 by default
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
     python benchmarks/gpu.py --collision-only  # the collision scene alone, CPU and GPU
+    python benchmarks/gpu.py --wholebody-only  # the G1 whole-body scene alone, CPU and GPU
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
                                              # (+ SASS instructions, live registers: nvdisasm);
-                                             # the collision kernel needs example-robot-data
+                                             # the collision and wholebody kernels need
+                                             # example-robot-data
 
 What it measures (Panda, 6D pose targets at 1e-6 m / 1e-6 rad, joint limits on,
 targets = FK of uniform random configurations within the limits, every solve from the
@@ -26,6 +28,12 @@ same seed pose ``q0`` = the neutral configuration, default ``auto`` options):
   (example-robot-data meshes and SRDF) with a table, a pillar and a ball, self-collision
   on, the same targets on the CPU and the GPU: solved, successes clear on the exact meshes
   (coal), claimed successes off target by FK, wall time (needs example-robot-data, coal);
+* whole-body IK (``--wholebody-n`` targets): example-robot-data's G1 (29 DoF) with a
+  free-flying base, four 6D targets (both hands, both feet) at random configurations as
+  ``benchmarks/wholebody.py`` makes them, every solve from the neutral pose at 1e-6 m /
+  1e-6 rad, default options: solved on the GPU (numpy dicts in, numpy out) and on the CPU
+  (every core, the first ``--wholebody-cpu-n`` targets), re-checked by FK, the base
+  quaternion's norm, agreement on the shared targets, solves/s (needs example-robot-data);
 * the CPU batch (``device="cpu"``) at 1, 2, 4, 8, 16 threads (``KINETREE_NUM_THREADS``,
   one process each) and its parallel efficiency.
 
@@ -85,6 +93,114 @@ def collision_scene(
     opts = {"obstacles": world, "self_collision": True, "margin": bench.MARGIN,
             "ignore": bench.IGNORE, "collision_model": cm}  # fmt: skip
     return model, model.end_effectors[0], world, opts
+
+
+def wholebody_scene(n: int, seed: int = SEED) -> tuple[kinetree.Model, dict[str, Any]] | None:
+    """``(G1, {frame: Pose (n, 4, 4)})``: example-robot-data's G1 with a free base and
+    its hands' and feet's poses at ``n`` configurations drawn as ``benchmarks/wholebody.py``
+    draws them (joints uniform within their limits, the base within 0.2 m and 0.5 rad of
+    the neutral pose), computed as one batch per frame; None without example-robot-data."""
+    from scipy.spatial.transform import Rotation
+
+    from kinetree.anim.retarget.robots import example_robot_data, load_robot
+
+    if example_robot_data() is None:
+        return None
+    m = load_robot("g1")
+    rng = np.random.default_rng(seed)
+    Q = m.random_configuration(n, rng)
+    sl = m.q_slice("root_joint")
+    base = m.neutral()[sl][:3]
+    Q[:, sl.start : sl.start + 3] = base + rng.uniform(-0.2, 0.2, (n, 3))
+    Q[:, sl.start + 3 : sl.stop] = Rotation.from_rotvec(rng.uniform(-0.5, 0.5, (n, 3))).as_quat(
+        scalar_first=True
+    )
+    return m, {f: kinetree.Pose(m.fk(Q, f)) for f in m.end_effectors[:4]}
+
+
+def wholebody_checked(m: kinetree.Model, r: Any, targets: dict[str, Any]) -> np.ndarray:
+    """Whether each answer puts every frame on its target by FK (1e-6 m, 1e-6 rad)."""
+    ok = np.ones(r.q.shape[0], dtype=bool)
+    for f, t in targets.items():
+        M, T = m.fk(r.q, f), np.asarray(t.T)
+        R = np.swapaxes(M[:, :3, :3], -1, -2) @ T[:, :3, :3]
+        angle = np.arccos(np.clip((np.trace(R, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0))
+        ok &= np.linalg.norm(M[:, :3, 3] - T[:, :3, 3], axis=1) <= TOL * (1 + 1e-9)
+        ok &= angle <= 1.5 * TOL  # arccos near 0 is ill-conditioned: 1.5x, as above
+    return ok
+
+
+def bench_wholebody(n: int, cpu_n: int, repeats: int) -> dict[str, Any] | None:
+    """The G1 whole-body scene (:func:`wholebody_scene`) on the GPU (``n`` targets) and the
+    CPU (the first ``cpu_n``, every core); None without example-robot-data."""
+    scene = wholebody_scene(n)
+    if scene is None:
+        return None
+    m, targets = scene
+    cpu_n = min(cpu_n, n)
+    first = {f: kinetree.Pose(np.asarray(t.T)[:cpu_n]) for f, t in targets.items()}
+    out: dict[str, Any] = {"wholebody_n": n, "wholebody_cpu_n": cpu_n, "wholebody_nv": m.nv}
+    small = {f: kinetree.Pose(np.asarray(t.T)[:8]) for f, t in targets.items()}
+    t = time.perf_counter()
+    m.ik(small, tol=TOL, device="cuda")  # compile
+    _sync()
+    out["wholebody_first_call_s"] = time.perf_counter() - t
+    m.ik(small, tol=TOL)
+    res = {}
+    for device, batch, count in (("cpu", first, cpu_n), ("cuda", targets, n)):
+        r = m.ik(batch, tol=TOL, device=device)
+        wall = _median_time(lambda d=device, b=batch: m.ik(b, tol=TOL, device=d),
+                            max(1, repeats // 5))  # fmt: skip
+        on = wholebody_checked(m, r, batch)
+        k = f"wholebody_{device}_"
+        out[k + "solved_pct"] = 100.0 * float(r.success.mean())
+        out[k + "solved_checked_pct"] = 100.0 * float((r.success & on).mean())
+        out[k + "claimed_but_off"] = int((r.success & ~on).sum())
+        out[k + "wall_s"] = wall
+        out[k + "solves_per_s"] = count / wall
+        out[k + "mean_iterations"] = float(r.iterations.mean())
+        out[k + "max_iterations"] = int(r.iterations.max())
+        out[k + "mean_restarts"] = float(r.restarts.mean())
+        sl = m.q_slice("root_joint")
+        out[k + "max_quaternion_norm_error"] = float(
+            np.abs(np.linalg.norm(r.q[:, sl.start + 3 : sl.stop], axis=1) - 1.0).max()
+        )
+        res[device] = r
+    c, g = res["cpu"], res["cuda"]
+    out["wholebody_same_success"] = int((c.success == g.success[:cpu_n]).sum())
+    out["wholebody_same_iterations"] = int((c.iterations == g.iterations[:cpu_n]).sum())
+    out["wholebody_max_q_diff"] = float(np.abs(c.q - g.q[:cpu_n]).max())
+    return out
+
+
+def _wholebody_rows(w: dict[str, Any]) -> list[str]:
+    n, cn = w["wholebody_n"], w["wholebody_cpu_n"]
+    rows = [
+        "",
+        f"Whole-body IK: G1 (example-robot-data, free base, {w['wholebody_nv']} DoF), four 6D "
+        "targets (hands, feet) at random configurations, from the neutral pose, 1e-6 m / "
+        "1e-6 rad, default options",
+        "",
+        "| | targets | solved | re-checked by FK | claimed but off target | solves/s | wall "
+        "(median) | mean / max iterations, mean restarts | max abs(norm(base quat) - 1) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for device, count in (("cpu", cn), ("cuda", n)):
+        k = f"wholebody_{device}_"
+        rows.append(
+            f"| {device} | {count:,} | {w[k + 'solved_pct']:.3f} % | "
+            f"{w[k + 'solved_checked_pct']:.3f} % | {w[k + 'claimed_but_off']} | "
+            f"{w[k + 'solves_per_s']:,.0f} | {w[k + 'wall_s'] * 1e3:.1f} ms | "
+            f"{w[k + 'mean_iterations']:.1f} / {w[k + 'max_iterations']}, "
+            f"{w[k + 'mean_restarts']:.2f} | {w[k + 'max_quaternion_norm_error']:.1e} |"
+        )
+    rows.append(
+        f"\non the first {cn:,} targets (both devices): same success "
+        f"{w['wholebody_same_success']:,}, same iterations {w['wholebody_same_iterations']:,}, "
+        f"largest |q| difference {w['wholebody_max_q_diff']:.1e}; first GPU call (compile): "
+        f"{w['wholebody_first_call_s']:.1f} s; goal: >= 1 million solves/s on the GPU"
+    )
+    return rows
 
 
 def _sync() -> None:
@@ -420,7 +536,8 @@ def compile_only(
     """Compile the kernels to PTX for sm_90 without a GPU (numba-cuda with NVVM) and,
     where ptxas is found, report registers, stack and spills per thread. The IK kernel
     is the one ``Model.ik(poses, device="cuda")`` makes for the Panda's 6D pose batch
-    with default options (``auto`` runs the ``dls`` kernel)."""
+    with default options (``auto`` runs the ``dls`` kernel); ``wholebody``: the kernel of
+    :func:`bench_wholebody`'s G1 dict of four poses."""
     import types
 
     _toolkit_without_nvrtc()
@@ -432,6 +549,7 @@ def compile_only(
     from kinetree.gpu import _kernels as K
     from kinetree.gpu.api import _pose_template
     from kinetree.ik.options import resolve
+    from kinetree.ik.problem import build_problem
 
     panda = kinetree.load("panda")
     n = panda.n_nodes
@@ -452,6 +570,18 @@ def compile_only(
             opts = resolve(opts_c)
             tpl = _pose_template(model, frame, opts)
             sigs["split_collision"] = (K.split_kernel(True), (*sigs["split"][1][:-1], A1))
+        elif method == "wholebody":
+            wb = wholebody_scene(1)
+            if wb is None:
+                print("wholebody: example-robot-data is not installed; skipped", flush=True)
+                continue
+            g1, wb_targets = wb
+            opts = resolve({"tol": TOL})
+            prob = build_problem(g1, wb_targets, None, opts)
+            tpl = prob.template
+            kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, prob.tgt_f.shape[1:])
+            sigs["ik_wholebody"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
+            continue
         else:
             opts = resolve({"method": method})
             tpl = _pose_template(panda, None, opts)
@@ -519,6 +649,8 @@ def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, A
         )
     if gpu.get("collision_n"):
         lines += _collision_rows(gpu)
+    if gpu.get("wholebody_n"):
+        lines += _wholebody_rows(gpu)
     if cpu:
         lines += ["", "| CPU threads | solves/s | efficiency | solved |", "|---|---|---|---|"]
         for r in cpu:
@@ -540,9 +672,14 @@ def main() -> None:
     ap.add_argument("--collision-n", type=int, default=150,
                     help="targets of the collision scene (0: skip it)")  # fmt: skip
     ap.add_argument("--collision-only", action="store_true", help="only the collision scene")
+    ap.add_argument("--wholebody-n", type=int, default=100_000,
+                    help="G1 whole-body targets on the GPU (0: skip the scene)")  # fmt: skip
+    ap.add_argument("--wholebody-cpu-n", type=int, default=10_000,
+                    help="of those, solved on the CPU too")  # fmt: skip
+    ap.add_argument("--wholebody-only", action="store_true", help="only the whole-body scene")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
-    ap.add_argument("--methods", default="dls,collision",
-                    help="IK kernels to compile: dls,transpose,ccd,collision")  # fmt: skip
+    ap.add_argument("--methods", default="dls,collision,wholebody",
+                    help="IK kernels: dls,transpose,ccd,collision,wholebody")  # fmt: skip
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     a = ap.parse_args()
@@ -561,8 +698,19 @@ def main() -> None:
         if a.json:
             a.json.write_text(json.dumps({"collision": coll}, indent=1))
         return
+    if a.wholebody_only:
+        wb = bench_wholebody(a.wholebody_n or 100_000, a.wholebody_cpu_n, a.repeats)
+        if wb is None:
+            print("wholebody scene skipped: needs example-robot-data")
+            return
+        print(json.dumps(wb), flush=True)
+        print("\n".join(_wholebody_rows(wb)))
+        if a.json:
+            a.json.write_text(json.dumps({"wholebody": wb}, indent=1))
+        return
     if a.quick:
         a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
+        a.wholebody_n, a.wholebody_cpu_n = min(a.wholebody_n, 20_000), min(a.wholebody_cpu_n, 2_000)
     gpu = bench_gpu(a.n, a.repeats)
     print(json.dumps(gpu), flush=True)
     if a.collision_n:
@@ -572,6 +720,13 @@ def main() -> None:
         else:
             gpu.update(coll)
             print(json.dumps(coll), flush=True)
+    if a.wholebody_n:
+        wb = bench_wholebody(a.wholebody_n, a.wholebody_cpu_n, a.repeats)
+        if wb is None:
+            print("wholebody scene skipped: needs example-robot-data", flush=True)
+        else:
+            gpu.update(wb)
+            print(json.dumps(wb), flush=True)
     pk = None
     if not a.no_pk:
         try:

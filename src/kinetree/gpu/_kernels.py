@@ -308,7 +308,10 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     T = tgt_i.shape[0]
     na = int(read_config.py_func(cfg, icfg, T).na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    plain = L.scratch_size(n, nq, nv, m, na, T)
+    # The swing-twist projection's scratch (``Work.st``, last in ``layout.carve``) is left
+    # out: the GPU variant never projects (swing-twist templates are refused), so its view
+    # is carved empty (or over the collision block's start, unread).
+    plain = L.scratch_size(n, nq, nv, m, na, T) - L.SWING_TWIST_SCRATCH
     sizes = {
         "N_NODES": n,
         "NQ": nq,

@@ -268,8 +268,9 @@ def ik(
         Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
     if tpl.has_swing_twist:
         raise UnsupportedError(
-            "swing-twist limits are projected by a CPU routine that allocates; "
-            "device='cuda' solves models without them (or with those joints inactive)"
+            f"model {model.name!r} has swing-twist limits on ball joints, which the GPU "
+            "does not project (the CPU routine allocates); solve it with device='cpu', or "
+            "on the GPU with respect_limits=False, or with active= leaving those joints out"
         )
     if on_gpu:
         if not is_gpu_array(Q0):
