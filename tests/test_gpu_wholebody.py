@@ -20,7 +20,7 @@ import pytest
 
 import kinetree
 from kinetree import Pose, Position
-from kinetree.errors import InvalidValueError, UnsupportedError
+from kinetree.errors import InvalidValueError, ShapeError, UnsupportedError
 from test_gpu import cuda  # noqa: F401  (the simulator fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -161,6 +161,35 @@ def test_one_whole_body_dict_gives_one_answer(cuda, talos):  # noqa: F811
     assert bool(gpu.success)
     assert _on_target(talos, gpu.q[None], {f: Pose(np.asarray(t.T)[None])
                                            for f, t in target.items()}).all()  # fmt: skip
+
+
+def test_q0_on_the_gpu_is_used_in_place(cuda, talos):  # noqa: F811
+    """Starts given as a GPU array, one per problem or one for all, with a dict of
+    targets: read on the device, never through numpy (here an array whose host view
+    raises, as a torch CUDA tensor's does); the CPU's answers from the same starts. A
+    GPU q0 of another batch raises, naming the shapes."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    class DeviceOnly(FakeCUDAArray):
+        def __array__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise TypeError("can't convert a CUDA array to numpy")
+
+        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+            if name.startswith("__array"):  # numpy's other ways in: none
+                raise AttributeError(name)
+            return super().__getattr__(name)
+
+    targets = _batch(talos, 3, 4)
+    rng = np.random.default_rng(9)
+    Q0 = np.repeat(talos.neutral()[None], 3, axis=0)
+    Q0[:, 7:] += rng.normal(0.0, 0.05, (3, talos.nq - 7))
+    for q0 in (Q0, Q0[1]):
+        cpu = talos.ik(targets, q0=q0, **OPTS)
+        gpu = talos.ik(targets, q0=DeviceOnly(q0.copy()), device="cuda", **OPTS)
+        _same(gpu, cpu)
+        assert gpu.success.all()
+    with pytest.raises(ShapeError, match=rf"q0 must have shape \({talos.nq},\)"):
+        talos.ik(targets, q0=DeviceOnly(Q0[:2].copy()), device="cuda", **OPTS)
 
 
 def test_bad_whole_body_input_raises_as_on_the_cpu(cuda, talos):  # noqa: F811

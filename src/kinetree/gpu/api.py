@@ -210,17 +210,22 @@ def _pose_problem(
     nq = model.nq
     Q0: Any = None
     if is_gpu_array(q0):
-        Q0 = as_device(cuda, q0, "q0", (nq,))
-        if Q0.ndim == 1:
-            Q0 = Q0.reshape(1, nq)
-        elif tuple(Q0.shape[:-1]) != batch:
-            raise ShapeError(f"q0 must have shape ({nq},) or {(*batch, nq)}, got {Q0.shape}")
-        else:
-            Q0 = Q0.reshape(B, nq)
+        Q0 = _device_q0(cuda, q0, nq, batch)
     elif q0 is not None:
         qa = as_q0(model, q0, batch)
         Q0 = np.ascontiguousarray(qa, dtype=np.float64).reshape(-1, nq)
     return tpl, P.reshape(B, 4, 4), Q0, batch
+
+
+def _device_q0(cuda: Any, q0: Any, nq: int, batch: tuple[int, ...]) -> Any:
+    """The GPU array ``q0`` as ``(1, nq)`` rows (one start for all) or ``(B, nq)`` (one
+    per problem of ``batch``), in place."""
+    Q0 = as_device(cuda, q0, "q0", (nq,))
+    if Q0.ndim == 1:
+        return Q0.reshape(1, nq)
+    if tuple(Q0.shape[:-1]) != (batch or (1,)):
+        raise ShapeError(f"q0 must have shape ({nq},) or {(*batch, nq)}, got {Q0.shape}")
+    return Q0.reshape(math.prod(batch), nq)
 
 
 def _neutral(cuda: Any, model: Model) -> Any:
@@ -259,13 +264,18 @@ def ik(
     if _is_pose_array(target):
         tpl, targets, Q0, batch = _pose_problem(cuda, model, target, frame, opts, q0)
     else:
-        prob = build_problem(model, target, frame, opts, q0)
+        # A GPU q0 stays on the GPU (numpy may not read it at all: a torch CUDA tensor).
+        q0_on_gpu = is_gpu_array(q0)
+        prob = build_problem(model, target, frame, opts, None if q0_on_gpu else q0)
         tpl, batch = prob.template, prob.batch
         B = math.prod(batch) if batch else 1
         targets = np.ascontiguousarray(
             prob.tgt_f.reshape(B, tpl.n_targets, L.TARGET_SIZE), dtype=np.float64
         )
-        Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
+        if q0_on_gpu:
+            Q0 = _device_q0(cuda, q0, model.nq, batch)
+        else:
+            Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
     if tpl.has_swing_twist:
         raise UnsupportedError(
             f"model {model.name!r} has swing-twist limits on ball joints, which the GPU "
