@@ -688,25 +688,20 @@ def main() -> None:
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
         return
-    if a.collision_only:
-        coll = bench_collision(a.collision_n or 150, a.repeats)
-        if coll is None:
-            print("collision scene skipped: needs example-robot-data and coal")
+    if a.collision_only or a.wholebody_only:
+        if a.collision_only:
+            name, needs, rows = "collision", "example-robot-data and coal", _collision_rows
+            res = bench_collision(a.collision_n or 150, a.repeats)
+        else:
+            name, needs, rows = "wholebody", "example-robot-data", _wholebody_rows
+            res = bench_wholebody(a.wholebody_n or 100_000, a.wholebody_cpu_n, a.repeats)
+        if res is None:
+            print(f"{name} scene skipped: needs {needs}")
             return
-        print(json.dumps(coll), flush=True)
-        print("\n".join(_collision_rows(coll)))
+        print(json.dumps(res), flush=True)
+        print("\n".join(rows(res)))
         if a.json:
-            a.json.write_text(json.dumps({"collision": coll}, indent=1))
-        return
-    if a.wholebody_only:
-        wb = bench_wholebody(a.wholebody_n or 100_000, a.wholebody_cpu_n, a.repeats)
-        if wb is None:
-            print("wholebody scene skipped: needs example-robot-data")
-            return
-        print(json.dumps(wb), flush=True)
-        print("\n".join(_wholebody_rows(wb)))
-        if a.json:
-            a.json.write_text(json.dumps({"wholebody": wb}, indent=1))
+            a.json.write_text(json.dumps({name: res}, indent=1))
         return
     if a.quick:
         a.n, a.pk_n, a.cpu_n, a.repeats = 100_000, 10_000, 10_000, 5
