@@ -537,7 +537,8 @@ def compile_only(
     where ptxas is found, report registers, stack and spills per thread. The IK kernel
     is the one ``Model.ik(poses, device="cuda")`` makes for the Panda's 6D pose batch
     with default options (``auto`` runs the ``dls`` kernel); ``wholebody``: the kernel of
-    :func:`bench_wholebody`'s G1 dict of four poses."""
+    :func:`bench_wholebody`'s G1 dict of four poses; ``humanoid``: the built-in humanoid's
+    hands and feet, with its swing-twist limits projected."""
     import types
 
     _toolkit_without_nvrtc()
@@ -581,6 +582,19 @@ def compile_only(
             tpl = prob.template
             kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, prob.tgt_f.shape[1:])
             sigs["ik_wholebody"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
+            continue
+        elif method == "humanoid":
+            # The built-in humanoid, hands and feet: its ball joints' swing-twist limits
+            # are projected after every step, on the device as on the CPU.
+            human = kinetree.load("humanoid")
+            Q = human.random_configuration(1, rng=5)
+            frames = ("hand_r", "hand_l", "foot_r", "foot_l")
+            h_targets = {f: kinetree.Pose(human.fk(Q, f)) for f in frames}
+            opts = resolve({"tol": TOL})
+            prob = build_problem(human, h_targets, None, opts)
+            tpl = prob.template
+            kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, prob.tgt_f.shape[1:])
+            sigs["ik_humanoid_swing_twist"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
             continue
         else:
             opts = resolve({"method": method})

@@ -211,17 +211,24 @@ def test_bad_whole_body_input_raises_as_on_the_cpu(cuda, talos):  # noqa: F811
         talos.ik(targets, device="cuda", method="sdls", **OPTS)
 
 
-def test_swing_twist_limits_say_how_to_solve_instead(cuda):  # noqa: F811
-    """The built-in humanoid's shoulders and hips carry swing-twist limits, which the GPU
-    does not project: refused before any kernel is made, naming the ways that work (the
-    CPU, the limits off, those joints inactive); each of those then solves."""
+def test_swing_twist_limits_are_kept_as_on_the_cpu(cuda):  # noqa: F811
+    """The built-in humanoid's shoulders and hips carry swing-twist limits (cones about
+    each bone and a twist range): the device projects them as the CPU does after every
+    step, so a batch of hands-and-feet problems is the CPU's answer to the last bit, every
+    returned configuration keeps the limits, and every success is on target by FK."""
     human = kinetree.load("humanoid")
-    hand = human.end_effectors[0]
-    target = {hand: Position(human.fk(human.neutral(), hand)[:3, 3] + [0.05, 0.0, 0.0])}
-    with pytest.raises(UnsupportedError, match=r"swing-twist.*device='cpu'.*respect_limits"):
-        human.ik(target, device="cuda", **OPTS)
-    r = human.ik(target, device="cuda", respect_limits=False, **OPTS)
-    assert bool(r.success)
-    np.testing.assert_array_less(
-        np.linalg.norm(human.fk(r.q, hand)[:3, 3] - target[hand].xyz), TOL * 1.001
-    )
+    assert human.swing_twist
+    frames = ("hand_r", "hand_l", "foot_r", "foot_l")
+    Q = human.random_configuration(3, rng=5)
+    targets = {f: Pose(human.fk(Q, f)) for f in frames}
+    opts = {**OPTS, "restarts": 2, "max_iter": 25}
+    cpu = human.ik(targets, **opts)
+    gpu = human.ik(targets, device="cuda", **opts)
+    _same(gpu, cpu)
+    for group, (_, swing_max, twist_lo, twist_hi) in human.swing_twist.items():
+        for q in gpu.q:
+            swing, twist = human.swing_twist_angles(q, group)
+            assert swing <= swing_max + 1e-9
+            assert twist_lo - 1e-9 <= twist <= twist_hi + 1e-9
+    assert gpu.success.any()
+    assert np.all(_on_target(human, gpu.q, targets)[gpu.success])

@@ -306,12 +306,15 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
     tables = unpack_buffers.py_func(ibuf, fbuf)
     fdata, _, _, tgt_i, rows, cfg, icfg = tables
     T = tgt_i.shape[0]
-    na = int(read_config.py_func(cfg, icfg, T).na)
+    cf = read_config.py_func(cfg, icfg, T)
+    na = int(cf.na)
     n, nq, nv, m = fdata.shape[0], int(icfg[L.N_NQ]), int(icfg[L.N_NV]), rows.shape[0]
-    # The swing-twist projection's scratch (``Work.st``, last in ``layout.carve``) is left
-    # out: the GPU variant never projects (swing-twist templates are refused), so its view
-    # is carved empty (or over the collision block's start, unread).
-    plain = L.scratch_size(n, nq, nv, m, na, T) - L.SWING_TWIST_SCRATCH
+    # Swing-twist limits are projected as on the CPU (``Template.has_swing_twist``: limits
+    # on and some cone group active). Without them the projection's scratch (``Work.st``,
+    # last in ``layout.carve``) is left out: its view is carved empty (or over the
+    # collision block's start, unread).
+    swing = bool(cf.limits and cf.st_i[0] > 0)
+    plain = L.scratch_size(n, nq, nv, m, na, T) - (0 if swing else L.SWING_TWIST_SCRATCH)
     sizes = {
         "N_NODES": n,
         "NQ": nq,
@@ -354,12 +357,12 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
             f"jacobian_update_{method}_gpu",
             apply_rule=device(RULES[method]),
         )
-    tag = f"{method}_collision" if collide else method
+    tag = method + ("_swing_twist" if swing else "") + ("_collision" if collide else "")
     one = device(
         _loop.solve_one,
         f"solve_one_{tag}_gpu",
         update=update,
-        SWING_TWIST_ON=False,
+        SWING_TWIST_ON=swing,
         COLLISION_ON=collide,
         record=device(_no_record),
     )

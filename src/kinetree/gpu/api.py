@@ -276,12 +276,6 @@ def ik(
             Q0 = _device_q0(cuda, q0, model.nq, batch)
         else:
             Q0 = np.ascontiguousarray(prob.q0, dtype=np.float64).reshape(-1, model.nq)
-    if tpl.has_swing_twist:
-        raise UnsupportedError(
-            f"model {model.name!r} has swing-twist limits on ball joints, which the GPU "
-            "does not project (the CPU routine allocates); solve it with device='cpu', or "
-            "on the GPU with respect_limits=False, or with active= leaving those joints out"
-        )
     if on_gpu:
         if not is_gpu_array(Q0):
             Q0 = _neutral(cuda, model) if Q0 is None else cuda.to_device(Q0)
