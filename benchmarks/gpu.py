@@ -571,30 +571,27 @@ def compile_only(
             opts = resolve(opts_c)
             tpl = _pose_template(model, frame, opts)
             sigs["split_collision"] = (K.split_kernel(True), (*sigs["split"][1][:-1], A1))
-        elif method == "wholebody":
-            wb = wholebody_scene(1)
-            if wb is None:
-                print("wholebody: example-robot-data is not installed; skipped", flush=True)
-                continue
-            g1, wb_targets = wb
+        elif method in ("wholebody", "humanoid"):
+            if method == "wholebody":
+                wb = wholebody_scene(1)
+                if wb is None:
+                    print("wholebody: example-robot-data is not installed; skipped", flush=True)
+                    continue
+                body, body_targets = wb
+                name = "ik_wholebody"
+            else:
+                # The built-in humanoid, hands and feet: its ball joints' swing-twist
+                # limits are projected after every step, on the device as on the CPU.
+                body = kinetree.load("humanoid")
+                Q = body.random_configuration(1, rng=5)
+                frames = ("hand_r", "hand_l", "foot_r", "foot_l")
+                body_targets = {f: kinetree.Pose(body.fk(Q, f)) for f in frames}
+                name = "ik_humanoid_swing_twist"
             opts = resolve({"tol": TOL})
-            prob = build_problem(g1, wb_targets, None, opts)
+            prob = build_problem(body, body_targets, None, opts)
             tpl = prob.template
             kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, prob.tgt_f.shape[1:])
-            sigs["ik_wholebody"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
-            continue
-        elif method == "humanoid":
-            # The built-in humanoid, hands and feet: its ball joints' swing-twist limits
-            # are projected after every step, on the device as on the CPU.
-            human = kinetree.load("humanoid")
-            Q = human.random_configuration(1, rng=5)
-            frames = ("hand_r", "hand_l", "foot_r", "foot_l")
-            h_targets = {f: kinetree.Pose(human.fk(Q, f)) for f in frames}
-            opts = resolve({"tol": TOL})
-            prob = build_problem(human, h_targets, None, opts)
-            tpl = prob.template
-            kern = K.ik_kernel(opts.kernel_method, tpl.ibuf, tpl.fbuf, prob.tgt_f.shape[1:])
-            sigs["ik_humanoid_swing_twist"] = (kern, (A3, A2, int64, A2, I1, A2, A2))
+            sigs[name] = (kern, (A3, A2, int64, A2, I1, A2, A2))
             continue
         else:
             opts = resolve({"method": method})
