@@ -3,6 +3,8 @@ limits included, and still keep those limits."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import kinetree
@@ -36,20 +38,72 @@ def test_the_loops_helpers_never_inherit_reference_counting() -> None:
         assert fn.targetoptions.get("_nrt") is False, fn.py_func.__name__
 
 
-def test_the_kernels_of_an_iteration_are_inlined() -> None:
+def test_the_kernels_of_an_iteration_are_inlined_into_the_default_driver_only() -> None:
     # Called, each passed its arrays as a dozen words apiece and numba emitted it as a
     # function of its own: inlined, a Panda solve's kernel took 16 % less time
-    # (docs/design.md, the loop). solve_one stays a call (inlined, iterations slowed).
+    # (docs/design.md, the loop). Inlined into every caller, the cold warmup took twice
+    # as long: only the default method's driver inlines them, the others call them.
+    from kinetree import _compile
     from kinetree.ik import _loop, _tasks
     from kinetree.spatial import _kernels as spatial
 
     for fn in (
         _kernels.fk_nodes, _kernels.node_transform, _kernels.jacobian_add,
         _tasks.task_errors, _tasks.badness, _tasks.assemble, _tasks.target_point,
-        spatial.log3, _linalg.dls_solve, _linalg.damped_solve6, _linalg.cholesky_solve,
+        spatial.log3, _linalg.dls_solve, _linalg.damped_solve6,
     ):  # fmt: skip
-        assert fn.targetoptions.get("inline") == "always", fn.py_func.__name__
+        assert fn.targetoptions.get("inline") is _compile.inline_hot, fn.py_func.__name__
     assert _loop.solve_one.targetoptions.get("inline") != "always"
+    hot = driver("dls", False).py_func.__globals__["solve_one"].py_func.__qualname__
+    cold = driver("dls", False, True).py_func.__globals__["solve_one"].py_func.__qualname__
+    assert hot in _compile.HOT_CALLERS and cold not in _compile.HOT_CALLERS
+
+
+def _caller_of_badness(name: str) -> object:
+    from numba import njit
+
+    from kinetree import _compile
+    from kinetree.ik import _tasks
+
+    def caller(errs: np.ndarray) -> float:
+        return badness(errs, 1e-6, 1e-6)  # type: ignore[name-defined]  # noqa: F821
+
+    fn = _compile.rebind(caller, name, badness=_tasks.badness)
+    return njit(fn)  # no cache: the test compiles it
+
+
+def _calls_to(fn: Any, callee: Any) -> int:
+    """Calls to ``callee`` left in ``fn``'s typed numba IR (0 where it was inlined)."""
+    ann = next(iter(fn.overloads.values())).type_annotation
+    n = 0
+    for expr in ann.calltypes:
+        if getattr(expr, "op", None) != "call":
+            continue
+        t = ann.typemap.get(expr.func.name)
+        if getattr(getattr(t, "dispatcher", None), "py_func", None) is callee.py_func:
+            n += 1
+    return n
+
+
+def test_a_hot_caller_inlines_the_kernel_and_another_calls_it() -> None:
+    # What numba made of the choice, in the typed IR: no call to badness left in the
+    # caller named hot (its statements are there instead), one call in the other; both
+    # compute the same.
+    from kinetree import _compile
+    from kinetree.ik import _tasks
+
+    name = "kinetree_test_hot_caller"
+    _compile.HOT_CALLERS.add(name)
+    try:
+        hot = _caller_of_badness(name)
+        cold = _caller_of_badness("kinetree_test_cold_caller")
+        errs = np.array([[2e-6, 0.0], [0.0, 5e-7]])
+        assert hot(errs) == cold(errs) == _tasks.badness(errs, 1e-6, 1e-6)  # type: ignore[operator]
+        assert abs(hot(errs) - 2.0) < 1e-12  # type: ignore[operator]
+    finally:
+        _compile.HOT_CALLERS.discard(name)
+    assert _calls_to(hot, _tasks.badness) == 0
+    assert _calls_to(cold, _tasks.badness) == 1
 
 
 def test_a_whole_body_solve_with_swing_twist_limits_keeps_them() -> None:

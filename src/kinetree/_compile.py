@@ -32,6 +32,7 @@ __all__ = [
     "compiled",
     "entry",
     "fresh_cache",
+    "inline_hot",
     "interpret_first",
     "interpreted",
     "kernel_digest",
@@ -110,6 +111,24 @@ def fresh_cache() -> None:
         stamp.write_text(digest)
     except OSError:  # a read-only install: numba keeps its cache elsewhere
         pass
+
+
+#: The compiled functions, by qualified name, into which the small kernels each IK
+#: iteration runs are inlined (:func:`inline_hot`): the drivers whose speed is measured
+#: (``ik._drivers`` adds them as it makes them).
+HOT_CALLERS: set[str] = set()
+
+
+def inline_hot(expr: Any, caller: Any, callee: Any) -> bool:
+    """numba's inlining decision (``njit(inline=inline_hot)``) for the small kernels each
+    IK iteration runs (FK, the task errors, the Jacobian, the damped solve): inlined
+    into a caller named in :data:`HOT_CALLERS`, where a call would pass every array as a
+    dozen words (a Panda solve's kernel 16 % faster, ``docs/design.md``), called from
+    everything else. Inlined everywhere, each caller compiled its own copy: the cold
+    ``kinetree warmup`` took twice as long. ``caller`` is the IR being compiled (what was
+    inlined into it is part of it), so a hot kernel inlined into a hot caller has its
+    own hot calls inlined too."""
+    return caller.func_id.func_qualname in HOT_CALLERS
 
 
 def rebind(

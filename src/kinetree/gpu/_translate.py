@@ -165,7 +165,9 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
             scope[nm] = new
     fn = rebind(py, name, scope)
     options = getattr(kernel, "targetoptions", {})
-    inline = "always" if options.get("inline") == "always" else "never"
+    # The CPU's per-caller choice (``_compile.inline_hot``) is "inline" on the device:
+    # every GPU kernel is a driver whose speed counts.
+    inline = "never" if options.get("inline", "never") == "never" else "always"
     out = cuda.jit(device=True, inline=inline)(fn)
     _MEMO[key] = out
     return out

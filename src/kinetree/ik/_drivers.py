@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .._compile import kernel_digest, variant
+from .._compile import HOT_CALLERS, kernel_digest, variant
 from . import _collide, _loop, _steps
 
 #: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
@@ -28,6 +28,15 @@ RULES = {
     "transpose": _steps.step_transpose,
     "sdls": _steps.step_sdls,
 }
+
+
+#: The drivers, by ``(method, swing_twist, collision)``, into which the small kernels
+#: of an iteration are inlined (``_compile.inline_hot``): the default method's on plain
+#: chains and floating bases, where per-solve time is measured. Every other driver calls
+#: them: inlined into all, the cold ``kinetree warmup`` took twice as long (206 -> 112 s
+#: measured; inlined, the swing-twist driver compiles 20 s longer for a humanoid solve
+#: 3 % faster: docs/design.md, the loop).
+HOT = {("dls", False, False)}
 
 
 def driver(method: str, swing_twist: bool, collision: bool = False) -> Any:
@@ -60,6 +69,8 @@ def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
     # 12.0 us per Panda solve). The SVD rules allocate, so their drivers keep it; the
     # swing-twist projection works in the loop's scratch (``Work.st``) and does not.
     flags = {} if method in ("pinv", "sdls") else {"_nrt": False}
+    if (method, swing_twist, collision) in HOT:
+        HOT_CALLERS.add(f"solve_one_{tag}")
     one = variant(
         _loop.solve_one,
         f"solve_one_{tag}",

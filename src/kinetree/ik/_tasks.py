@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .._compile import inline_hot
 from ..kinematics._kernels import jacobian_add
 from ..spatial._kernels import log3
 from ._clock import monotonic as monotonic
@@ -34,7 +35,7 @@ from .layout import (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline=inline_hot)
 def target_point(W: np.ndarray, node: int, tf: np.ndarray, p: np.ndarray) -> None:
     """World position of the target's point (frame origin + offset ``tf[T_POINT:T_POINT + 3]``)."""
     Wn = W[node]
@@ -47,7 +48,7 @@ def target_point(W: np.ndarray, node: int, tf: np.ndarray, p: np.ndarray) -> Non
         )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline=inline_hot)
 def task_errors(
     W: np.ndarray,
     tgt_i: np.ndarray,
@@ -138,7 +139,7 @@ def task_errors(
             errs[t, 1] = ang if tf[T_W_ROT] > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline=inline_hot)
 def assemble(
     fdata: np.ndarray,
     idata: np.ndarray,
@@ -213,7 +214,7 @@ def to_coordinates(dq: np.ndarray, unit: np.ndarray, act_q: np.ndarray) -> None:
             dq[kk] *= unit[k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline=inline_hot)
 def badness(errs: np.ndarray, tol_p: float, tol_r: float) -> float:
     """Max over targets of error / tolerance (<= 1 means solved); a NaN error is inf,
     so it is never solved."""

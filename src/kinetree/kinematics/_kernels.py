@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from numba import njit
 
+from .._compile import inline_hot
 from ..model import JointType
 from .layout import (
     F_AXIS,
@@ -45,10 +46,11 @@ def no_refcount(fn: _F) -> _F:
 
 
 def inlined(fn: _F) -> _F:
-    """:func:`no_refcount`, and inlined into every compiled caller (which then compiles it
-    with its own flags): for the small kernels each IK iteration runs, where a call
-    would pass every array argument as a dozen words (``docs/design.md``, the loop)."""
-    return cast(_F, njit(inline="always", **_NO_REFCOUNT)(fn))
+    """:func:`no_refcount`, and inlined into the IK drivers whose speed is measured
+    (:func:`kinetree._compile.inline_hot`; such a caller compiles it with its own flags):
+    for the small kernels each IK iteration runs, where a call would pass every array
+    argument as a dozen words (``docs/design.md``, the loop)."""
+    return cast(_F, njit(inline=inline_hot, **_NO_REFCOUNT)(fn))
 
 
 FIXED = int(JointType.FIXED)

@@ -12,6 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .._compile import inline_hot
+
 _SMALL = 1e-7
 
 
@@ -57,7 +59,7 @@ def exp3(w: np.ndarray, out: np.ndarray) -> None:
     rodrigues(a, theta, out)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline=inline_hot)
 def log3(R: np.ndarray, out: np.ndarray) -> None:
     """SO(3) logarithm: the axis-angle vector ``w`` with ``exp3(w) == R``, |w| <= pi.
 
