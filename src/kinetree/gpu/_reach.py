@@ -53,10 +53,12 @@ __all__ = [
     "targets_kernel",
 ]
 
-#: IK problems per chunk of a map on the GPU: large enough to fill one (an H100 holds
-#: about 135,000 IK threads at once), small enough to bound its memory (about 0.4 KB
-#: per problem: target, result row, its split, manipulability).
-CHUNK = 1 << 20
+#: IK problems per chunk of a map on the GPU: large enough to fill one many times over
+#: (an H100 runs about 135,000 IK threads at once) and to take the Panda's 5 cm x 50
+#: orientations map (1.6 million problems) in one launch, so that the batch's slowest
+#: problems are waited for once; small enough to bound its memory (about 350 bytes per
+#: problem: target, result row, its split, manipulability; 0.7 GB for a full chunk).
+CHUNK = 1 << 21
 
 #: Threads per block of the small kernels here.
 THREADS = 128

@@ -183,7 +183,7 @@ def reachability(
             joints: IK on the GPU, the rest on the host); on Dask, passed to each
             worker's ``model.ik``.
         chunk_size: IK problems per chunk (whole voxels: ``chunk_size // n`` voxels of
-            ``n`` orientations each); None: :data:`CHUNK` (20,000), or 2**20 on the GPU
+            ``n`` orientations each); None: :data:`CHUNK` (20,000), or 2**21 on the GPU
             here (:data:`kinetree.gpu.REACH_CHUNK`).
         progress: a bar on stderr after 2 s; None: only on a terminal.
         center, radius: override the reach sphere [m] (default: from the chain).
