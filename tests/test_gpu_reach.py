@@ -15,7 +15,7 @@ import pytest
 
 import kinetree
 from kinetree import workspace as ws
-from kinetree.errors import InvalidValueError, UnsupportedError
+from kinetree.errors import InvalidValueError, ShapeError, UnknownNameError, UnsupportedError
 from kinetree.kinematics.manipulability import jacobian_manipulability
 from test_gpu import cuda  # noqa: F401  (the simulator fixture)
 
@@ -135,6 +135,10 @@ def test_bad_input_raises_as_on_the_host(panda):
         ws.reachability(panda, resolution=0.5, orientations=2, device="tpu")
     with pytest.raises(InvalidValueError, match="record"):
         ws.reachability(panda, resolution=0.5, device="cuda", record=True)
+    with pytest.raises(ShapeError, match="orientations"):
+        ws.reachability(panda, resolution=0.5, orientations=np.zeros((2, 2, 2)), device="cuda")
+    with pytest.raises(UnknownNameError, match="flange"):
+        ws.reachability(panda, "hand", resolution=0.5, device="cuda")
 
 
 def test_singular_value_product_is_numpys():

@@ -99,9 +99,7 @@ def singular_value_product(A: np.ndarray) -> float:
         a = A[j, j]
         alpha = -norm if a >= 0.0 else norm  # the sign that keeps v's first entry large
         A[j, j] = a - alpha
-        vv = 2.0 * (s - alpha * a)  # |v|^2 = |a|^2 - 2 alpha a_jj + alpha^2
-        if vv == 0.0:
-            continue
+        vv = 2.0 * (s - alpha * a)  # |v|^2 = s - 2 alpha a_jj + alpha^2 = 2 (s + norm |a_jj|) > 0
         for k in range(j + 1, c):
             d = 0.0
             for i in range(j, r):
