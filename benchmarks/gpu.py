@@ -8,6 +8,7 @@ package registry):
     python benchmarks/gpu.py --quick         # N = 100,000, fewer repeats
     python benchmarks/gpu.py --collision-only  # the collision scene alone, CPU and GPU
     python benchmarks/gpu.py --wholebody-only  # the G1 whole-body scene alone, CPU and GPU
+    python benchmarks/gpu.py --reach-only    # the Panda's reachability map alone, GPU and CPU
     python benchmarks/gpu.py --compile-only  # no GPU needed: PTX + ptxas register/spill report
                                              # (+ SASS instructions, live registers: nvdisasm);
                                              # the collision and wholebody kernels need
@@ -34,6 +35,12 @@ same seed pose ``q0`` = the neutral configuration, default ``auto`` options):
   1e-6 rad, default options: solved on the GPU (numpy dicts in, numpy out) and on the CPU
   (every core, the first ``--wholebody-cpu-n`` targets), re-checked by FK, the base
   quaternion's norm, agreement on the shared targets, solves/s (needs example-robot-data);
+* the Panda's reachability map (``--reach-resolution`` 0.05 m x ``--reach-orientations``
+  50, default restarts) end to end on the GPU (``workspace.reachability(device="cuda")``):
+  the first call (compile) and later calls' median wall time, and the CPU map (every
+  core; ``--reach-cpu full``, ``slab`` for one plane of voxels, ``none``) for the
+  agreement of index, manipulability and best configurations, with FK of the GPU's best
+  configurations on their voxel centres;
 * the CPU batch (``device="cpu"``) at 1, 2, 4, 8, 16 threads (``KINETREE_NUM_THREADS``,
   one process each) and its parallel efficiency.
 
@@ -200,6 +207,91 @@ def _wholebody_rows(w: dict[str, Any]) -> list[str]:
         f"largest |q| difference {w['wholebody_max_q_diff']:.1e}; first GPU call (compile): "
         f"{w['wholebody_first_call_s']:.1f} s; goal: >= 1 million solves/s on the GPU"
     )
+    return rows
+
+
+def bench_reach(
+    resolution: float, orientations: int, restarts: int | None, repeats: int, cpu: str
+) -> dict[str, Any]:
+    """The Panda's reachability map (``workspace.reachability``: ``resolution`` [m],
+    ``orientations`` per voxel, default restarts unless ``restarts``) end to end on the
+    GPU: the first call (kernels compiled) and the median of ``repeats`` later calls; and
+    the CPU map (every core) of the same arguments for the agreement, over the whole map
+    (``cpu="full"``), over one plane of voxels through the shoulder (``"slab"``: the GPU
+    maps that plane again, since a box renumbers the problems and so their seeds), or
+    not (``"none"``)."""
+    from kinetree import workspace as ws
+
+    panda = kinetree.load("panda")
+    kw: dict[str, Any] = {"resolution": resolution, "orientations": orientations}
+    if restarts is not None:
+        kw["restarts"] = restarts
+    out: dict[str, Any] = {"reach_resolution": resolution, "reach_orientations": orientations,
+                           "reach_restarts": restarts, "reach_cpu": cpu}  # fmt: skip
+    t = time.perf_counter()
+    g = ws.reachability(panda, device="cuda", **kw)
+    out["reach_first_call_s"] = time.perf_counter() - t
+    out["reach_gpu_wall_s"] = _median_time(lambda: ws.reachability(panda, device="cuda", **kw),
+                                           max(1, repeats // 5))  # fmt: skip
+    inside = g.inside
+    out["reach_voxels"] = int(inside.sum())
+    out["reach_problems"] = int(g.settings["problems"])
+    out["reach_gpu_problems_per_s"] = out["reach_problems"] / out["reach_gpu_wall_s"]
+    out["reach_mean_index"] = float(g.index[inside].mean())
+    if cpu == "none":
+        return out
+    if cpu == "slab":
+        c = g.center
+        big = 10.0 * g.radius
+        kw["box"] = [[c[0] - big, c[0] + big], [c[1] - big, c[1] + big], [c[2], c[2]]]
+        g = ws.reachability(panda, device="cuda", **kw)
+        inside = g.inside
+    t = time.perf_counter()
+    c_map = ws.reachability(panda, **kw)
+    out["reach_cpu_wall_s"] = time.perf_counter() - t
+    out["reach_cpu_voxels"] = int(inside.sum())
+    out["reach_cpu_problems"] = int(c_map.settings["problems"])
+    out["reach_same_index"] = int((g.index == c_map.index)[inside].sum())
+    diff = np.abs(g.manipulability - c_map.manipulability)[inside]
+    scale = np.maximum(np.abs(c_map.manipulability[inside]), 1e-300)
+    out["reach_max_manipulability_rel_diff"] = float((diff / scale).max(initial=0.0))
+    out["reach_same_q_best"] = int(np.all(g.q_best == c_map.q_best, axis=-1)[inside].sum())
+    out["reach_max_q_best_diff"] = float(np.abs(g.q_best - c_map.q_best)[inside].max(initial=0.0))
+    # FK of the GPU's best configurations, the independent check: on their voxel centres.
+    ok = g.index > 0
+    P = panda.fk(g.q_best[ok])[:, :3, 3]
+    out["reach_max_fk_error_m"] = float(np.abs(P - g.centers()[ok]).max(initial=0.0))
+    return out
+
+
+def _reach_rows(r: dict[str, Any]) -> list[str]:
+    restarts = "default" if r["reach_restarts"] is None else r["reach_restarts"]
+    rows = [
+        "",
+        f"Reachability map: Panda, {r['reach_resolution']:g} m voxels x "
+        f"{r['reach_orientations']} orientations, restarts {restarts} "
+        f"({r['reach_voxels']:,} voxels in the reach sphere, {r['reach_problems']:,} IK "
+        "problems), workspace.reachability(device='cuda')",
+        "",
+        "| | wall | problems/s | mean index | goal |",
+        "|---|---|---|---|---|",
+        f"| GPU, end to end (median of later calls) | {r['reach_gpu_wall_s']:.3f} s | "
+        f"{r['reach_gpu_problems_per_s']:,.0f} | {r['reach_mean_index']:.4f} | <= 1 s |",
+        f"| GPU, first call (kernels compiled) | {r['reach_first_call_s']:.1f} s | | | |",
+    ]
+    if r["reach_cpu"] != "none":
+        n = r["reach_cpu_voxels"]
+        what = "whole map" if r["reach_cpu"] == "full" else "one plane of voxels"
+        rows.append(f"| CPU, every core ({what}, {r['reach_cpu_problems']:,} problems) | "
+                    f"{r['reach_cpu_wall_s']:.2f} s | "
+                    f"{r['reach_cpu_problems'] / r['reach_cpu_wall_s']:,.0f} | | |")  # fmt: skip
+        rows.append(
+            f"\nGPU against CPU over {n:,} voxels: same index {r['reach_same_index']:,}, "
+            f"same best configuration {r['reach_same_q_best']:,} (largest difference "
+            f"{r['reach_max_q_best_diff']:.1e}), manipulability within "
+            f"{r['reach_max_manipulability_rel_diff']:.1e} relative; FK of the best "
+            f"configurations off their voxel centres by at most {r['reach_max_fk_error_m']:.1e} m"
+        )
     return rows
 
 
@@ -662,6 +754,8 @@ def _table(gpu: dict[str, Any], pk: dict[str, Any] | None, cpu: list[dict[str, A
         lines += _collision_rows(gpu)
     if gpu.get("wholebody_n"):
         lines += _wholebody_rows(gpu)
+    if gpu.get("reach_problems"):
+        lines += _reach_rows(gpu)
     if cpu:
         lines += ["", "| CPU threads | solves/s | efficiency | solved |", "|---|---|---|---|"]
         for r in cpu:
@@ -688,6 +782,13 @@ def main() -> None:
     ap.add_argument("--wholebody-cpu-n", type=int, default=10_000,
                     help="of those, solved on the CPU too")  # fmt: skip
     ap.add_argument("--wholebody-only", action="store_true", help="only the whole-body scene")
+    ap.add_argument("--reach-resolution", type=float, default=0.05,
+                    help="reachability map voxel edge [m] (0: skip the map)")  # fmt: skip
+    ap.add_argument("--reach-orientations", type=int, default=50, help="orientations per voxel")
+    ap.add_argument("--reach-restarts", type=int, default=None, help="default: the map's")
+    ap.add_argument("--reach-cpu", choices=("full", "slab", "none"), default="full",
+                    help="the CPU map for the agreement: whole, one plane, or none")  # fmt: skip
+    ap.add_argument("--reach-only", action="store_true", help="only the reachability map")
     ap.add_argument("--compile-only", action="store_true", help="PTX and ptxas report, no GPU")
     ap.add_argument("--methods", default="dls,collision,wholebody",
                     help="IK kernels: dls,transpose,ccd,collision,wholebody")  # fmt: skip
@@ -698,6 +799,14 @@ def main() -> None:
         report = compile_only(tuple(a.methods.split(",")), a.ptx_dir)
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
+        return
+    reach = (a.reach_resolution, a.reach_orientations, a.reach_restarts, a.repeats, a.reach_cpu)
+    if a.reach_only:
+        res = bench_reach(*reach)
+        print(json.dumps(res), flush=True)
+        print("\n".join(_reach_rows(res)))
+        if a.json:
+            a.json.write_text(json.dumps({"reach": res}, indent=1))
         return
     if a.collision_only or a.wholebody_only:
         if a.collision_only:
@@ -733,6 +842,10 @@ def main() -> None:
         else:
             gpu.update(wb)
             print(json.dumps(wb), flush=True)
+    if a.reach_resolution:
+        rm = bench_reach(*reach)
+        gpu.update(rm)
+        print(json.dumps(rm), flush=True)
     pk = None
     if not a.no_pk:
         try:

@@ -128,6 +128,22 @@ def _solve_voxels(
     return ok.sum(axis=1), w_best, q_best
 
 
+def _solve_on_device(
+    model: shared,
+    frame: str,
+    centers: np.ndarray,
+    rotations: np.ndarray,
+    options: IKOptions,
+    device: str | None,
+    v_active: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_solve_voxels` on the GPU end to end (:func:`kinetree.gpu.reach_voxels`):
+    only the voxel centres cross to it and only the per-voxel results come back."""
+    from ..gpu import reach_voxels
+
+    return reach_voxels(model.get(), frame, centers, rotations, options, v_active)
+
+
 def reachability(
     model: Model,
     frame: str | None = None,
@@ -139,7 +155,7 @@ def reachability(
     active: Any = None,
     client: Any = None,
     device: str | None = None,
-    chunk_size: int = CHUNK,
+    chunk_size: int | None = None,
     progress: bool | None = None,
     center: Any = None,
     radius: float | None = None,
@@ -161,9 +177,14 @@ def reachability(
         active: the joints that may move (names, groups or presets; None: all).
         client: None solves on this machine (every core); a ``distributed.Client`` or a
             scheduler address solves on a Dask cluster (:mod:`kinetree.distributed`).
-        device: passed to ``model.ik`` (``"cuda"``: the GPU, here or on each worker).
+        device: ``"cuda"``: the GPU. Here (``client`` None) the whole map runs on it,
+            targets, IK, Jacobians, manipulability and the per-voxel reduction, and only
+            per-voxel results come back (models with coupled coordinates or quaternion
+            joints: IK on the GPU, the rest on the host); on Dask, passed to each
+            worker's ``model.ik``.
         chunk_size: IK problems per chunk (whole voxels: ``chunk_size // n`` voxels of
-            ``n`` orientations each).
+            ``n`` orientations each); None: :data:`CHUNK` (20,000), or 2**21 on the GPU
+            here (:data:`kinetree.gpu.REACH_CHUNK`).
         progress: a bar on stderr after 2 s; None: only on a terminal.
         center, radius: override the reach sphere [m] (default: from the chain).
         box: ``[[xmin, xmax], [ymin, ymax], [zmin, zmax]]`` [m]: solve only the voxels
@@ -223,7 +244,16 @@ def reachability(
     check_memory(
         n * 8 * (40 + 4 * model.nq), f"{n:,} orientations per voxel", "ask for fewer orientations"
     )
-    per_chunk = max(1, int(chunk_size) // n)
+    # On the GPU here the whole chunk stays on the device (models whose IK writes
+    # coupled coordinates on the host, or whose Jacobians the GPU does not take, keep
+    # the host path with IK on the GPU).
+    solve, default_chunk = _solve_voxels, CHUNK
+    if client is None and device is not None and not model.couplings and model.nq == model.nv:
+        from ..gpu import REACH_CHUNK, check_device
+
+        if check_device(device) == "cuda":
+            solve, default_chunk = _solve_on_device, REACH_CHUNK
+    per_chunk = max(1, int(default_chunk if chunk_size is None else chunk_size) // n)
     bounds = chunk_bounds(len(centers), per_chunk)
     handle = shared(model)
     v_active = model.v_of_coordinates(np.flatnonzero(q_active))
@@ -244,7 +274,7 @@ def reachability(
         parts = []
         with progress_bar(int(sum(sizes)), "reach-map", show=progress) as tick:
             for args, size in zip(chunks, sizes):
-                parts.append(_solve_voxels(*args))
+                parts.append(solve(*args))
                 tick(size)
     else:
         parts = run_job(client, _solve_voxels, chunks, sizes, "reach-map", progress)
