@@ -45,6 +45,8 @@ from enum import IntEnum
 import numpy as np
 from numba import njit
 
+from ._views import shaped_view
+
 __all__ = [
     "QP_INFEASIBLE",
     "QP_MAX_ITERATIONS",
@@ -166,8 +168,8 @@ def qp_solve(
     m = b.shape[0]
     mc = m + 2 * n
     nn = n * n
-    Jm = work[:nn].reshape((n, n))
-    R = work[nn : 2 * nn].reshape((n, n))
+    Jm = shaped_view(work, 0, (n, n))
+    R = shaped_view(work, nn, (n, n))
     z = work[2 * nn : 2 * nn + n]
     d = work[2 * nn + n : 2 * nn + 2 * n]
     r = work[2 * nn + 2 * n : 2 * nn + 3 * n]

@@ -16,7 +16,12 @@ What cannot compile for CUDA is swapped at this one place, by identity of the CP
   GPU's nanosecond ``%globaltimer`` (a three-line CUDA C function linked in), so the
   per-problem ``time_budget`` means the same on both targets;
 * the name ``np`` is a copy of the numpy namespace whose ``isfinite`` is a device
-  function (numba-cuda has no ``isfinite`` ufunc loop for scalars).
+  function (numba-cuda has no ``isfinite`` ufunc loop for scalars);
+* :func:`kinetree._views.shaped_view` (a slice and a ``reshape``) becomes an intrinsic
+  that builds the view itself: numba-cuda's ``reshape`` hands the new shape to an
+  external helper by address, after which the compiler no longer knows it (measured on
+  the Panda's IK kernel: 246 registers with the reshape, 2 with the intrinsic; see
+  docs/gpu.md).
 
 Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the same rebinding runs the
 source as Python, with ``time.monotonic`` as the clock, and the name ``math`` is a copy
@@ -39,6 +44,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from .._compile import rebind
+from .._views import shaped_view as cpu_shaped_view
 from ..ik._clock import monotonic as cpu_monotonic
 
 __all__ = ["device", "kernel", "simulator"]
@@ -130,9 +136,70 @@ def _clock() -> Any:
     return clock
 
 
+def _shaped_view() -> Any:
+    """The device replacement of :func:`kinetree._views.shaped_view`: an intrinsic that
+    makes the view from the buffer's pointer, the offset and the shape's tuple, with
+    C-order strides, all as values the compiler sees (no call, nothing in memory)."""
+    fn = _SHARED.get("shaped_view")
+    if fn is None:
+        import importlib
+
+        from numba.cuda.core.imputils import impl_ret_borrowed
+        from numba.cuda.extending import intrinsic
+
+        # numba-cuda's own type system and code-generation helpers (not numba's).
+        nbt: Any = importlib.import_module("numba.cuda.types")
+        cgutils: Any = importlib.import_module("numba.cuda.cgutils")
+        arrayobj: Any = importlib.import_module("numba.cuda.np.arrayobj")
+
+        def typer(typingctx: Any, buf: Any, offset: Any, shape: Any) -> Any:
+            ok = (
+                isinstance(buf, nbt.Array)
+                and buf.ndim == 1
+                and buf.layout == "C"
+                and isinstance(offset, nbt.Integer)
+                and isinstance(shape, nbt.BaseTuple)
+                and all(isinstance(t, nbt.Integer) for t in shape.types)
+            )
+            if not ok:
+                return None
+            nd = len(shape.types)
+            view = buf.copy(ndim=nd, layout="C")
+
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                ary = arrayobj.make_array(sig.args[0])(context, builder, args[0])
+                off = context.cast(builder, args[1], sig.args[1], nbt.intp)
+                dims = [
+                    context.cast(builder, builder.extract_value(args[2], i), t, nbt.intp)
+                    for i, t in enumerate(shape.types)
+                ]
+                strides = [ary.itemsize] * nd
+                for i in range(nd - 2, -1, -1):
+                    strides[i] = builder.mul(strides[i + 1], dims[i + 1])
+                out = arrayobj.make_array(view)(context, builder)
+                arrayobj.populate_array(
+                    out,
+                    data=cgutils.gep_inbounds(builder, ary.data, off),
+                    shape=dims,
+                    strides=strides,
+                    itemsize=ary.itemsize,
+                    meminfo=ary.meminfo,
+                    parent=ary.parent,
+                )
+                return impl_ret_borrowed(context, builder, view, out._getvalue())
+
+            return view(buf, offset, shape), codegen
+
+        typer.__name__ = "shaped_view"
+        fn = _SHARED["shaped_view"] = intrinsic(typer)
+    return fn
+
+
 def _replacement(value: Any) -> Any:
     if value is cpu_monotonic:
         return _clock()
+    if value is cpu_shaped_view and not simulator():
+        return _shaped_view()
     if isinstance(value, CPUDispatcher):
         return device(value)
     return None

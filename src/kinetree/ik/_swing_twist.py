@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .._views import shaped_view
 from ..kinematics._kernels import no_refcount
 from ..kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
 from ..spatial._kernels import log3, rodrigues
@@ -168,7 +169,7 @@ SCRATCH = 121
 @njit(cache=True, inline="always")
 def mat3(sc: np.ndarray, o: int) -> np.ndarray:
     """The 3x3 matrix at offset ``o`` of the scratch ``sc`` (a view)."""
-    return sc[o : o + 9].reshape((3, 3))
+    return shaped_view(sc, o, (3, 3))
 
 
 @njit(cache=True, inline="always")

@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from .._qp import qp_iwork_size, qp_work_size
+from .._views import shaped_view
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
 from ._swing_twist import SCRATCH as SWING_TWIST_SCRATCH
@@ -245,7 +246,7 @@ def read_config(cfg: np.ndarray, icfg: np.ndarray, T: int) -> Config:
     pivot = icfg[i + nv : i + nv + T]
     i += nv + T
     nb = icfg[i]
-    balls = icfg[i + 1 : i + 1 + BALL_SIZE * nb].reshape((nb, BALL_SIZE))
+    balls = shaped_view(icfg, i + 1, (nb, BALL_SIZE))
     st_i = icfg[i + 1 + BALL_SIZE * nb :]
     sp = icfg[N_SPARSE]
     tcols = icfg[sp:] if sp > 0 else icfg[:0]
@@ -323,16 +324,16 @@ def unpack(ibuf: np.ndarray, fbuf: np.ndarray) -> tuple[np.ndarray, ...]:
     m = ibuf[H_ROWS]
     li = ibuf[H_ICFG]
     o = H_SIZE
-    idata = ibuf[o : o + I_SIZE * n].reshape((n, I_SIZE))
+    idata = shaped_view(ibuf, o, (n, I_SIZE))
     o += I_SIZE * n
     nodes = ibuf[o : o + nn]
     o += nn
-    tgt_i = ibuf[o : o + 2 * T].reshape((T, 2))
+    tgt_i = shaped_view(ibuf, o, (T, 2))
     o += 2 * T
-    rows = ibuf[o : o + 2 * m].reshape((m, 2))
+    rows = shaped_view(ibuf, o, (m, 2))
     o += 2 * m
     icfg = ibuf[o : o + li]
-    fdata = fbuf[: F_SIZE * n].reshape((n, F_SIZE))
+    fdata = shaped_view(fbuf, 0, (n, F_SIZE))
     cfg = fbuf[F_SIZE * n :]
     return fdata, idata, nodes, tgt_i, rows, cfg, icfg
 
@@ -411,19 +412,19 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     """The :class:`Work` views of the scratch buffer ``ws`` (see :func:`scratch_size`)."""
     s = min(m, na)
     o = 0
-    W = ws[o : o + n * 12].reshape((n, 3, 4))
+    W = shaped_view(ws, o, (n, 3, 4))
     o += n * 12
-    J6 = ws[o : o + 6 * nv].reshape((6, nv))
+    J6 = shaped_view(ws, o, (6, nv))
     o += 6 * nv
-    J = ws[o : o + m * na].reshape((m, na))
+    J = shaped_view(ws, o, (m, na))
     o += m * na
     e = ws[o : o + m]
     o += m
-    err6 = ws[o : o + T * 6].reshape((T, 6))
+    err6 = shaped_view(ws, o, (T, 6))
     o += T * 6
-    errs = ws[o : o + T * 2].reshape((T, 2))
+    errs = shaped_view(ws, o, (T, 2))
     o += T * 2
-    dirs = ws[o : o + T * 3].reshape((T, 3))
+    dirs = shaped_view(ws, o, (T, 3))
     o += T * 3
     dq = ws[o : o + na]
     o += na
@@ -433,7 +434,7 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     o += na
     pinned = ws[o : o + na]
     o += na
-    A = ws[o : o + s * s].reshape((s, s))
+    A = shaped_view(ws, o, (s, s))
     o += s * s
     y = ws[o : o + s]
     o += s
@@ -441,7 +442,7 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     o += m
     p3 = ws[o : o + 3]
     o += 3
-    M33 = ws[o : o + 9].reshape((3, 3))
+    M33 = shaped_view(ws, o, (3, 3))
     o += 9
     w3 = ws[o : o + 3]
     o += 3
@@ -451,9 +452,9 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     o += nq
     q_prev = ws[o : o + nq]
     o += nq
-    tgt = ws[o : o + T * TARGET_SIZE].reshape((T, TARGET_SIZE))
+    tgt = shaped_view(ws, o, (T, TARGET_SIZE))
     o += T * TARGET_SIZE
-    G = ws[o : o + s * s].reshape((s, s))
+    G = shaped_view(ws, o, (s, s))
     o += s * s
     st = ws[o : o + SWING_TWIST_SCRATCH]
     return Work(
@@ -576,16 +577,16 @@ def read_collision(cfg: np.ndarray, icfg: np.ndarray) -> Collision:
         )  # fmt: skip
     npairs, ns, nl = icfg[o + CI_PAIRS], icfg[o + CI_SPHERES], icfg[o + CI_LINKS]
     no, nd, f = icfg[o + CI_OBSTACLES], icfg[o + CI_DATA], icfg[o + CI_FLOATS]
-    pairs = icfg[o + CI_SIZE : o + CI_SIZE + PAIR_SIZE * npairs].reshape((npairs, PAIR_SIZE))
+    pairs = shaped_view(icfg, o + CI_SIZE, (npairs, PAIR_SIZE))
     h = f
     f += CF_SIZE
-    spheres = cfg[f : f + ns * SPHERE_SIZE].reshape((ns, SPHERE_SIZE))
+    spheres = shaped_view(cfg, f, (ns, SPHERE_SIZE))
     f += ns * SPHERE_SIZE
-    links = cfg[f : f + nl * LINK_SIZE].reshape((nl, LINK_SIZE))
+    links = shaped_view(cfg, f, (nl, LINK_SIZE))
     f += nl * LINK_SIZE
-    obstacles = cfg[f : f + no * OBSTACLE_SIZE].reshape((no, OBSTACLE_SIZE))
+    obstacles = shaped_view(cfg, f, (no, OBSTACLE_SIZE))
     f += no * OBSTACLE_SIZE
-    data = cfg[f : f + nd * 3].reshape((nd, 3))
+    data = shaped_view(cfg, f, (nd, 3))
     return Collision(
         cfg[h + CF_MARGIN],
         cfg[h + CF_CUTOFF],
@@ -644,17 +645,17 @@ def carve_collision(
     """The :class:`CollisionWork` views of ``ws`` and ``iws`` (see
     :func:`collision_scratch_size`)."""
     o = 0
-    C = ws[o : o + ns * 4].reshape((ns, 4))
+    C = shaped_view(ws, o, (ns, 4))
     o += ns * 4
-    out = ws[o : o + npairs * OUT_SIZE].reshape((npairs, OUT_SIZE))
+    out = shaped_view(ws, o, (npairs, OUT_SIZE))
     o += npairs * OUT_SIZE
     grad = ws[o : o + nv]
     o += nv
-    G = ws[o : o + npairs * na].reshape((npairs, na))
+    G = shaped_view(ws, o, (npairs, na))
     o += npairs * na
     bq = ws[o : o + npairs]
     o += npairs
-    H = ws[o : o + na * na].reshape((na, na))
+    H = shaped_view(ws, o, (na, na))
     o += na * na
     g = ws[o : o + na]
     lb = ws[o + na : o + 2 * na]
