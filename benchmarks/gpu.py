@@ -794,7 +794,11 @@ def main() -> None:
                     help="IK kernels: dls,transpose,ccd,collision,wholebody")  # fmt: skip
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    ap.add_argument("--max-registers", type=int, default=None,
+                    help="IK kernels' register cap (KINETREE_GPU_MAX_REGISTERS)")  # fmt: skip
     a = ap.parse_args()
+    if a.max_registers is not None:
+        os.environ["KINETREE_GPU_MAX_REGISTERS"] = str(a.max_registers)
     if a.compile_only:
         report = compile_only(tuple(a.methods.split(",")), a.ptx_dir)
         if a.json:

@@ -234,6 +234,33 @@ def test_ik_kernel_per_template_returns_the_cpu_answer_to_the_last_bit(cuda, pan
     assert keys[0] != keys[1]
 
 
+def test_a_register_cap_is_another_kernel_and_a_bad_one_is_refused(cuda, panda, monkeypatch):
+    """``KINETREE_GPU_MAX_REGISTERS`` caps the IK kernels' registers (for measuring on a
+    GPU): a capped kernel is a kernel of its own (the simulator runs it as the CPU
+    does), and a cap that is not a register count raises before anything is compiled."""
+    from kinetree.gpu import _kernels as K
+    from kinetree.gpu.api import _pose_template
+    from kinetree.ik.options import resolve
+
+    T = panda.fk(panda.random_configuration(2, rng=33))
+    opts = {"restarts": 0, "time_budget": None}
+    tpl = _pose_template(panda, None, resolve(opts))
+    free = K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4))
+    monkeypatch.setenv(K.REGISTERS_ENV, "128")
+    assert K.max_registers() == 128
+    capped = K.ik_key("dls", tpl.ibuf, tpl.fbuf, (4, 4))
+    assert capped != free
+    r = panda.ik(T, device="cuda", **opts)
+    assert capped in K._IK_KERNELS
+    np.testing.assert_array_equal(r.q, panda.ik(T, **opts).q)
+    for bad in ("many", "16", "300", "12.5"):
+        monkeypatch.setenv(K.REGISTERS_ENV, bad)
+        with pytest.raises(InvalidValueError, match=f"{K.REGISTERS_ENV}.*32 to 255.*{bad!r}"):
+            panda.ik(T, device="cuda", **opts)
+    monkeypatch.delenv(K.REGISTERS_ENV)
+    assert K.max_registers() is None
+
+
 def test_small_host_batches_reuse_their_buffers(cuda, panda):
     """numpy in, numpy out: inputs cross in one copy and results in one, through buffers
     kept per batch size; a later call neither allocates new ones nor changes the arrays

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._compile import kernel_digest
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, SPHERE_SIZE
-from ..errors import UnsupportedError
+from ..errors import InvalidValueError, UnsupportedError
 from ..ik import _collide, _loop, _steps
 from ..ik import layout as L
 from ..ik._drivers import RULES
@@ -239,6 +239,30 @@ def disk_cache() -> bool:
     return os.environ.get(CACHE_ENV, "") == "1"
 
 
+#: ``KINETREE_GPU_MAX_REGISTERS=N``: cap the IK kernels at ``N`` registers per thread
+#: (32-255; ptxas spills what does not fit into local memory); unset, the compiler
+#: chooses. More registers per thread, fewer warps per multiprocessor: whether the
+#: Panda's 130 registers without spills or 128 with 36 bytes of them runs faster is
+#: for a GPU to say (``benchmarks/gpu.py --max-registers``, docs/gpu.md).
+REGISTERS_ENV = "KINETREE_GPU_MAX_REGISTERS"
+
+
+def max_registers() -> int | None:
+    """The IK kernels' register cap (:data:`REGISTERS_ENV`), or None."""
+    text = os.environ.get(REGISTERS_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        cap = int(text)
+    except ValueError:
+        cap = 0
+    if not 32 <= cap <= 255:
+        raise InvalidValueError(
+            f"{REGISTERS_ENV} must be a whole number of registers from 32 to 255, got {text!r}"
+        )
+    return cap
+
+
 #: The most constant data one IK kernel compiles in [bytes] (CUDA's constant memory is
 #: 64 KiB per module; the rest is left to numba-cuda's own constants).
 CONSTANT_BYTES = 60_000
@@ -271,7 +295,8 @@ def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int
     to check), the shape of one problem's targets, and the digest of every kernel source
     (as the CPU drivers' names carry it). Not the world's obstacle tables, which are the
     kernel's arguments: their poses, shapes and points (a point cloud of any size) do not
-    make another kernel; their number does (it sets the pairs)."""
+    make another kernel; their number does (it sets the pairs). A register cap
+    (:func:`max_registers`) is another kernel too."""
     h = hashlib.sha1(method.encode())
     ib = np.ascontiguousarray(ibuf, dtype=np.int64)
     fb = np.ascontiguousarray(fbuf, dtype=np.float64)
@@ -283,6 +308,7 @@ def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int
     h.update(fb[:a].tobytes())
     h.update(fb[b:].tobytes())
     h.update(repr(tuple(int(s) for s in src_shape)).encode())
+    h.update(repr(max_registers()).encode())
     h.update(kernel_digest().encode())
     return h.hexdigest()[:20]
 
@@ -370,6 +396,7 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
         _ik_source,
         f"kinetree_ik_{tag}_{key}",
         cache=disk_cache(),
+        max_registers=max_registers(),
         solve_one=one,
         COLLIDE=collide,
         **sizes,

@@ -20,7 +20,7 @@ What cannot compile for CUDA is swapped at this one place, by identity of the CP
 * :func:`kinetree._views.shaped_view` (a slice and a ``reshape``) becomes an intrinsic
   that builds the view itself: numba-cuda's ``reshape`` hands the new shape to an
   external helper by address, after which the compiler no longer knows it (measured on
-  the Panda's IK kernel: 246 registers with the reshape, 2 with the intrinsic; see
+  the Panda's IK kernel: 246 registers with the reshape, 130 with the intrinsic; see
   docs/gpu.md).
 
 Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the same rebinding runs the
@@ -240,10 +240,13 @@ def device(kernel: Any, name: str | None = None, **bindings: Any) -> Any:
     return out
 
 
-def kernel(source: Any, name: str, cache: bool = False, **bindings: Any) -> Any:
+def kernel(
+    source: Any, name: str, cache: bool = False, max_registers: int | None = None, **bindings: Any
+) -> Any:
     """A CUDA kernel compiled from the plain function ``source`` with ``bindings``
     (compile-time constants such as local-array sizes, and device functions); ``cache``:
-    numba-cuda's disk cache, under ``name`` (which must then say what the bindings are)."""
+    numba-cuda's disk cache, under ``name`` (which must then say what the bindings are);
+    ``max_registers``: a cap on registers per thread (None: the compiler's choice)."""
     from numba import cuda
 
     scope = {**source.__globals__, **bindings}
@@ -253,4 +256,7 @@ def kernel(source: Any, name: str, cache: bool = False, **bindings: Any) -> Any:
             if new is not None:
                 scope[nm] = new
     fn = rebind(source, name, scope)
-    return cuda.jit(fn, cache=cache) if cache else cuda.jit(fn)
+    options: dict[str, Any] = {"cache": True} if cache else {}
+    if max_registers is not None and not simulator():
+        options["max_registers"] = max_registers
+    return cuda.jit(fn, **options)
