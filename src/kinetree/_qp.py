@@ -45,7 +45,7 @@ from enum import IntEnum
 import numpy as np
 from numba import njit
 
-from ._views import shaped_view
+from ._hints import shaped_view
 
 __all__ = [
     "QP_INFEASIBLE",

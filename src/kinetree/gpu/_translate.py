@@ -17,11 +17,13 @@ What cannot compile for CUDA is swapped at this one place, by identity of the CP
   per-problem ``time_budget`` means the same on both targets;
 * the name ``np`` is a copy of the numpy namespace whose ``isfinite`` is a device
   function (numba-cuda has no ``isfinite`` ufunc loop for scalars);
-* :func:`kinetree._views.shaped_view` (a slice and a ``reshape``) becomes an intrinsic
+* :func:`kinetree._hints.shaped_view` (a slice and a ``reshape``) becomes an intrinsic
   that builds the view itself: numba-cuda's ``reshape`` hands the new shape to an
   external helper by address, after which the compiler no longer knows it (measured on
   the Panda's IK kernel: 246 registers with the reshape, 130 with the intrinsic; see
-  docs/gpu.md).
+  docs/gpu.md); :func:`kinetree._hints.rolled` (the identity) becomes an empty ``mov``
+  whose result the optimizer cannot see through, so a loop bounded by it stays a loop
+  (126 registers, no spills).
 
 Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) the same rebinding runs the
 source as Python, with ``time.monotonic`` as the clock, and the name ``math`` is a copy
@@ -44,7 +46,8 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from .._compile import rebind
-from .._views import shaped_view as cpu_shaped_view
+from .._hints import rolled as cpu_rolled
+from .._hints import shaped_view as cpu_shaped_view
 from ..ik._clock import monotonic as cpu_monotonic
 
 __all__ = ["device", "kernel", "simulator"]
@@ -137,7 +140,7 @@ def _clock() -> Any:
 
 
 def _shaped_view() -> Any:
-    """The device replacement of :func:`kinetree._views.shaped_view`: an intrinsic that
+    """The device replacement of :func:`kinetree._hints.shaped_view`: an intrinsic that
     makes the view from the buffer's pointer, the offset and the shape's tuple, with
     C-order strides, all as values the compiler sees (no call, nothing in memory)."""
     fn = _SHARED.get("shaped_view")
@@ -195,9 +198,40 @@ def _shaped_view() -> Any:
     return fn
 
 
+def _rolled() -> Any:
+    """The device replacement of :func:`kinetree._hints.rolled`: the integer passed
+    through an empty ``mov.b64`` (inline PTX), which the optimizer cannot see through."""
+    fn = _SHARED.get("rolled")
+    if fn is None:
+        import importlib
+
+        from llvmlite import ir
+        from numba.cuda.extending import intrinsic
+
+        nbt: Any = importlib.import_module("numba.cuda.types")
+
+        def typer(typingctx: Any, n: Any) -> Any:
+            if not isinstance(n, nbt.Integer):
+                return None
+
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                v = context.cast(builder, args[0], sig.args[0], nbt.int64)
+                word = ir.IntType(64)
+                mov = ir.FunctionType(word, [word])
+                return builder.asm(mov, "mov.b64 $0, $1;", "=l,l", [v], side_effect=False)
+
+            return nbt.int64(n), codegen
+
+        typer.__name__ = "rolled"
+        fn = _SHARED["rolled"] = intrinsic(typer)
+    return fn
+
+
 def _replacement(value: Any) -> Any:
     if value is cpu_monotonic:
         return _clock()
+    if value is cpu_rolled and not simulator():
+        return _rolled()
     if value is cpu_shaped_view and not simulator():
         return _shaped_view()
     if isinstance(value, CPUDispatcher):

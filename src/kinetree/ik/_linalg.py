@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._hints import rolled
 from ..kinematics._kernels import inlined, no_refcount
 
 
@@ -218,7 +219,9 @@ def damped_solve6(
 ) -> bool:
     """:func:`damped_solve` for exactly six rows (one 6D pose target), with the loop
     bounds known to the compiler so it unrolls them: about 3x faster on 6 x 7."""
-    na = J.shape[1]
+    # The loops over the columns stay loops on a GPU (``rolled``): unrolled, NVVM held two
+    # columns' loads beside the 21 sums, the IK kernel's peak (130 registers; 126 rolled).
+    na = rolled(J.shape[1])
     a00 = a10 = a11 = a20 = a21 = a22 = a30 = a31 = a32 = a33 = 0.0
     a40 = a41 = a42 = a43 = a44 = a50 = a51 = a52 = a53 = a54 = a55 = 0.0
     for k in range(na):

@@ -38,8 +38,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .._hints import shaped_view
 from .._qp import qp_iwork_size, qp_work_size
-from .._views import shaped_view
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
 from ._swing_twist import SCRATCH as SWING_TWIST_SCRATCH
