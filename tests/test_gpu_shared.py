@@ -70,8 +70,12 @@ def test_one_function_rebinds_kernel_code():
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef):
                 for sub in ast.walk(node):
+                    # Python's types.FunctionType, not llvmlite's ir.FunctionType (a
+                    # function *type* of the IR that the device intrinsics emit)
                     if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                            and sub.func.attr == "FunctionType"):  # fmt: skip
+                            and sub.func.attr == "FunctionType"
+                            and isinstance(sub.func.value, ast.Name)
+                            and sub.func.value.id == "types"):  # fmt: skip
                         calls.append((f.relative_to(SRC).as_posix(), node.name))
     assert calls == [("_compile.py", "rebind")]
 
