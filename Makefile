@@ -61,6 +61,13 @@ bench-learned: $(STAMP)
 bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)
 	$(BIN)/python benchmarks/gpu.py
 
+# The IK kernels compiled for an H100 without one (NVVM and ptxas of a CUDA toolkit, no GPU):
+# fails unless the default kernel holds at most 128 registers with no spills (docs/gpu.md).
+CUDA_HOME ?= /usr/local/cuda
+.PHONY: test-gpu-compile
+test-gpu-compile: $(STAMP)
+	CUDA_HOME=$(CUDA_HOME) $(BIN)/python benchmarks/gpu.py --compile-only --methods dls,transpose,ccd --check-registers 128
+
 bench-peers: $(STAMP)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e ".[peers]"

@@ -709,6 +709,22 @@ def compile_only(
     return report
 
 
+def check_registers(report: dict[str, Any], cap: int) -> int:
+    """The exit status of ``--check-registers``: 0 when the default IK kernel (``ik_dls``;
+    ``auto`` runs it) holds at most ``cap`` registers and spills nothing, else 1 (issue
+    24's goal without a GPU: 128). Printed either way."""
+    k = report.get("ik_dls")
+    if not k or "registers" not in k:
+        print("check-registers: no ptxas figures for ik_dls (--methods dls, and ptxas on PATH "
+              "or CUDA_HOME)")  # fmt: skip
+        return 1
+    spills = k.get("spill_stores_bytes", 0) + k.get("spill_loads_bytes", 0)
+    ok = k["registers"] <= cap and spills == 0
+    print(f"check-registers: ik_dls {k['registers']} registers, {spills} B of spills: "
+          f"{'within' if ok else 'over'} {cap} registers without spills")  # fmt: skip
+    return 0 if ok else 1
+
+
 def _collision_rows(c: dict[str, Any]) -> list[str]:
     n = c["collision_n"]
     rows = ["", f"Collision-aware IK: Panda (example-robot-data meshes, SRDF, {c['spheres']} "
@@ -794,6 +810,8 @@ def main() -> None:
                     help="IK kernels: dls,transpose,ccd,collision,wholebody")  # fmt: skip
     ap.add_argument("--ptx-dir", type=Path, default=None, help="keep --compile-only's PTX here")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    ap.add_argument("--check-registers", type=int, default=None,
+                    help="fail unless ik_dls fits in N registers, no spills")  # fmt: skip
     ap.add_argument("--max-registers", type=int, default=None,
                     help="IK kernels' register cap (KINETREE_GPU_MAX_REGISTERS)")  # fmt: skip
     a = ap.parse_args()
@@ -803,6 +821,8 @@ def main() -> None:
         report = compile_only(tuple(a.methods.split(",")), a.ptx_dir)
         if a.json:
             a.json.write_text(json.dumps(report, indent=1))
+        if a.check_registers is not None:
+            sys.exit(check_registers(report, a.check_registers))
         return
     reach = (a.reach_resolution, a.reach_orientations, a.reach_restarts, a.repeats, a.reach_cpu)
     if a.reach_only:
