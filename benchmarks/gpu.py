@@ -721,7 +721,7 @@ def check_registers(report: dict[str, Any], cap: int) -> int:
     spills = k.get("spill_stores_bytes", 0) + k.get("spill_loads_bytes", 0)
     ok = k["registers"] <= cap and spills == 0
     print(f"check-registers: ik_dls {k['registers']} registers, {spills} B of spills: "
-          f"{'within' if ok else 'over'} {cap} registers without spills")  # fmt: skip
+          f"{'meets' if ok else 'misses'} the goal of {cap} registers with no spills")  # fmt: skip
     return 0 if ok else 1
 
 
