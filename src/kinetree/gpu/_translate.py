@@ -139,21 +139,40 @@ def _clock() -> Any:
     return clock
 
 
+def _codegen_parts() -> tuple[Any, Any, Any, Any, Any]:
+    """What the device intrinsics are written with: ``(types, cgutils, arrayobj,
+    impl_ret_borrowed, intrinsic)``, numba-cuda's own copies where it has them (0.2x and
+    later keep a type system of their own), numba's before it did (the GPU hosts may run
+    an older numba-cuda than the one pip installs here). One set or the other, never
+    mixed."""
+    import importlib
+
+    try:
+        parts = (
+            importlib.import_module("numba.cuda.types"),
+            importlib.import_module("numba.cuda.cgutils"),
+            importlib.import_module("numba.cuda.np.arrayobj"),
+            importlib.import_module("numba.cuda.core.imputils").impl_ret_borrowed,
+            importlib.import_module("numba.cuda.extending").intrinsic,
+        )
+    except (ImportError, AttributeError):
+        parts = (
+            importlib.import_module("numba.core.types"),
+            importlib.import_module("numba.core.cgutils"),
+            importlib.import_module("numba.np.arrayobj"),
+            importlib.import_module("numba.core.imputils").impl_ret_borrowed,
+            importlib.import_module("numba.core.extending").intrinsic,
+        )
+    return parts
+
+
 def _shaped_view() -> Any:
     """The device replacement of :func:`kinetree._hints.shaped_view`: an intrinsic that
     makes the view from the buffer's pointer, the offset and the shape's tuple, with
     C-order strides, all as values the compiler sees (no call, nothing in memory)."""
     fn = _SHARED.get("shaped_view")
     if fn is None:
-        import importlib
-
-        from numba.cuda.core.imputils import impl_ret_borrowed
-        from numba.cuda.extending import intrinsic
-
-        # numba-cuda's own type system and code-generation helpers (not numba's).
-        nbt: Any = importlib.import_module("numba.cuda.types")
-        cgutils: Any = importlib.import_module("numba.cuda.cgutils")
-        arrayobj: Any = importlib.import_module("numba.cuda.np.arrayobj")
+        nbt, cgutils, arrayobj, impl_ret_borrowed, intrinsic = _codegen_parts()
 
         def typer(typingctx: Any, buf: Any, offset: Any, shape: Any) -> Any:
             ok = (
@@ -203,12 +222,9 @@ def _rolled() -> Any:
     through an empty ``mov.b64`` (inline PTX), which the optimizer cannot see through."""
     fn = _SHARED.get("rolled")
     if fn is None:
-        import importlib
-
         from llvmlite import ir
-        from numba.cuda.extending import intrinsic
 
-        nbt: Any = importlib.import_module("numba.cuda.types")
+        nbt, _, _, _, intrinsic = _codegen_parts()
 
         def typer(typingctx: Any, n: Any) -> Any:
             if not isinstance(n, nbt.Integer):
