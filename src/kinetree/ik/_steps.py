@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .._hints import rolled
 from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes, no_refcount
 from ..kinematics.layout import (
     F_AXIS,
@@ -103,6 +104,7 @@ def pinv_solve(
 def transpose_solve(J: np.ndarray, e: np.ndarray, dq: np.ndarray) -> None:
     """Jacobian transpose with the optimal step: ``alpha = <e, J J^T e> / |J J^T e|^2``."""
     m, na = J.shape
+    na = rolled(na)  # loops on a GPU (``_hints.rolled``): its transpose kernel 138 -> 104 registers
     for k in range(na):
         s = 0.0
         for r in range(m):
