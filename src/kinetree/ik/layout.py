@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .._hints import shaped_view
+from .._hints import rolled, shaped_view
 from .._qp import qp_iwork_size, qp_work_size
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
 from ..kinematics.layout import F_SIZE, I_SIZE
@@ -411,6 +411,9 @@ def driver_scratch_len(ibuf: np.ndarray, fbuf: np.ndarray, nq: int) -> int:
 def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> Work:
     """The :class:`Work` views of the scratch buffer ``ws`` (see :func:`scratch_size`)."""
     s = min(m, na)
+    # The per-target views' length, through ``rolled``: on a GPU the loops over targets
+    # stay loops (unrolled over a whole body's four targets, the G1 kernel spilled).
+    Tv = rolled(T)
     o = 0
     W = shaped_view(ws, o, (n, 3, 4))
     o += n * 12
@@ -420,11 +423,11 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     o += m * na
     e = ws[o : o + m]
     o += m
-    err6 = shaped_view(ws, o, (T, 6))
+    err6 = shaped_view(ws, o, (Tv, 6))
     o += T * 6
-    errs = shaped_view(ws, o, (T, 2))
+    errs = shaped_view(ws, o, (Tv, 2))
     o += T * 2
-    dirs = shaped_view(ws, o, (T, 3))
+    dirs = shaped_view(ws, o, (Tv, 3))
     o += T * 3
     dq = ws[o : o + na]
     o += na
@@ -452,7 +455,7 @@ def carve(ws: np.ndarray, n: int, nq: int, nv: int, m: int, na: int, T: int) -> 
     o += nq
     q_prev = ws[o : o + nq]
     o += nq
-    tgt = shaped_view(ws, o, (T, TARGET_SIZE))
+    tgt = shaped_view(ws, o, (Tv, TARGET_SIZE))
     o += T * TARGET_SIZE
     G = shaped_view(ws, o, (s, s))
     o += s * s
