@@ -147,23 +147,19 @@ def _codegen_parts() -> tuple[Any, Any, Any, Any, Any]:
     mixed."""
     import importlib
 
-    try:
-        parts = (
-            importlib.import_module("numba.cuda.types"),
-            importlib.import_module("numba.cuda.cgutils"),
-            importlib.import_module("numba.cuda.np.arrayobj"),
-            importlib.import_module("numba.cuda.core.imputils").impl_ret_borrowed,
-            importlib.import_module("numba.cuda.extending").intrinsic,
-        )
-    except (ImportError, AttributeError):
-        parts = (
-            importlib.import_module("numba.core.types"),
-            importlib.import_module("numba.core.cgutils"),
-            importlib.import_module("numba.np.arrayobj"),
-            importlib.import_module("numba.core.imputils").impl_ret_borrowed,
-            importlib.import_module("numba.core.extending").intrinsic,
-        )
-    return parts
+    modules = (
+        ("numba.cuda.types", "numba.cuda.cgutils", "numba.cuda.np.arrayobj",
+         "numba.cuda.core.imputils", "numba.cuda.extending"),
+        ("numba.core.types", "numba.core.cgutils", "numba.np.arrayobj",
+         "numba.core.imputils", "numba.core.extending"),
+    )  # fmt: skip
+    for names in modules:
+        try:
+            nbt, cgutils, arrayobj, imputils, extending = map(importlib.import_module, names)
+            return nbt, cgutils, arrayobj, imputils.impl_ret_borrowed, extending.intrinsic
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("numba-cuda's code-generation modules were not found")
 
 
 def _shaped_view() -> Any:
