@@ -242,8 +242,8 @@ def disk_cache() -> bool:
 #: ``KINETREE_GPU_MAX_REGISTERS=N``: cap the IK kernels at ``N`` registers per thread
 #: (32-255; ptxas spills what does not fit into local memory); unset, the compiler
 #: chooses. More registers per thread, fewer warps per multiprocessor: whether the
-#: Panda's 130 registers without spills or 128 with 36 bytes of them runs faster is
-#: for a GPU to say (``benchmarks/gpu.py --max-registers``, docs/gpu.md).
+#: Panda's 126 registers without spills or a lower cap with spills runs faster is for a
+#: GPU to say (``benchmarks/gpu.py --max-registers``, docs/gpu.md).
 REGISTERS_ENV = "KINETREE_GPU_MAX_REGISTERS"
 
 
