@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SAMPLES",
+    "CharacterFileWarning",
     "Clip",
     "frame_tree",
     "local_poses",
@@ -316,3 +317,8 @@ def local_poses(
         d = W[:, i, :3, 3] - W[:, p, :3, 3]
         local[:, i, :3, 3] = np.einsum("fji,fj->fi", Rp, d)
     return local
+
+
+class CharacterFileWarning(UserWarning):
+    """What a character file holds that a rigid skeleton cannot: an animated or shearing
+    scale, a sheared matrix, a mesh that is not triangles. The message names the joints."""
