@@ -138,11 +138,12 @@ class Clip:
 
     @property
     def evenly_spaced(self) -> bool:
-        """Whether the frames are ``1 / fps`` apart (within 1e-6 of a frame)."""
+        """Whether the frames are ``1 / fps`` apart (within 1e-3 of a frame: key times
+        stored as float32, as glTF and USD files hold them, are not exact)."""
         if self.n_frames < 2:
             return True
         dt = np.diff(self.times)
-        return bool(np.max(np.abs(dt * self.fps - 1.0)) < 1e-6)
+        return bool(np.max(np.abs(dt * self.fps - 1.0)) < 1e-3)
 
     def __repr__(self) -> str:
         return (
