@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -66,12 +65,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._warnings import warn_outside
-from ..builder import ModelBuilder
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, UnknownNameError
 from ..model import Model
 from ..spatial import matrix_to_quaternion, quaternion_to_matrix, slerp
 from ._files import as_path
 from .clip import CharacterFileWarning, Clip, frame_tree, local_poses, sample_times
+from .skeleton import Y_TO_Z, JointTree, Rig, build_rig, check_up_scale, rig_q
 from .skin import Skin
 
 __all__ = ["SUPPORTED_EXTENSIONS", "load_gltf", "read_gltf", "write_gltf"]
@@ -83,9 +82,6 @@ SUPPORTED_EXTENSIONS = (
     "KHR_materials_emissive_strength",
     "KHR_texture_transform",
     "KHR_mesh_quantization",
-)
-_Y_TO_Z = np.array(
-    [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
 )
 _COMPONENTS = {  # componentType -> (numpy dtype, normalisation divisor)
     5120: (np.int8, 127.0),
@@ -693,30 +689,16 @@ def _sample(ch: _Channel, times: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Read:
-    """What one reading of a file gives: the model and how to pose it."""
+    """What one reading of a file gives: the rig (model and how to pose it), the
+    skeleton's nodes, and the file."""
 
-    model: Model
+    rig: Rig
     skeleton: _Skeleton
-    rest: list[_Trs]  # per skeleton node
-    free: list[bool]  # per skeleton node: a free joint (else ball)
-    offsets: np.ndarray  # (n, 3): scale applied to each node's translation (k of its parent)
     file: _File
-    up: str | None
-    scale: float
 
-
-def _check_options(up: object, scale: object) -> float:
-    if up not in (None, "z"):
-        raise InvalidValueError(
-            f"up must be None (keep the file's Y-up axes) or 'z' (turn it to Z-up), got {up!r}"
-        )
-    try:
-        s = float(scale)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        s = math.nan
-    if not (math.isfinite(s) and s > 0.0):
-        raise InvalidValueError(f"scale must be a positive number, got {scale!r}")
-    return s
+    @property
+    def model(self) -> Model:
+        return self.rig.model
 
 
 def _read(
@@ -726,13 +708,11 @@ def _read(
     scale: float,
     file: _File | None = None,
 ) -> _Read:
-    s = _check_options(up, scale)
+    s = check_up_scale(up, scale)
     f = file or _File(as_path(path, "the path of a .gltf or .glb file (str or os.PathLike)"))
     parent = _parents(f)
     sk = _skeleton(f, parent, skeleton)
     rest = [_rest(f, i) for i in sk.nodes]
-    # What sits above the top joints: rest world transforms of their ancestors.
-    n = len(sk.nodes)
     size = _skeleton_size(f, parent, sk, rest)
     every = [_channels(f, k) for k in range(len(_animations(f)))]
     free = []
@@ -748,41 +728,39 @@ def _read(
                 moved |= bool(np.any(ch.values[:, [0, 2]] != 0.0))
         free.append(moved)
     _warn_scales(f, sk, rest, every)
-    # Scale of each node's translation: the accumulated scale of its parent.
-    k_acc = np.ones((n, 3))
-    offsets = np.ones((n, 3))
-    top_origin: list[np.ndarray] = []
+    above: list[np.ndarray | None] = []
     for i, node in enumerate(sk.nodes):
-        p = sk.parent[i]
-        if p < 0:
-            W = np.eye(4)
-            a = parent[node]
-            chain = []
-            while a >= 0:
-                chain.append(a)
-                a = parent[a]
-            for a in reversed(chain):
-                W = W @ _matrix(_rest(f, a))
-            k = np.linalg.norm(W[:3, :3], axis=0)
-            R = W[:3, :3] / np.where(k == 0.0, 1.0, k)
-            O = np.eye(4)
-            O[:3, :3] = R
-            O[:3, 3] = W[:3, 3] * s
-            top_origin.append(O)
-            offsets[i] = k
-        else:
-            offsets[i] = k_acc[p]  # the parent's own scale, axis by axis: exact
-            top_origin.append(np.eye(4))
-        k_acc[i] = _uniform(offsets[i]) * rest[i].s
-    model = _build(f, sk, rest, free, offsets * s, top_origin, up, s)
-    return _Read(model, sk, rest, free, offsets * s, f, up, s)
-
-
-def _uniform(k: np.ndarray) -> np.ndarray:
-    """A scale vector as the uniform scale it is closest to (itself when uniform)."""
-    if k[0] == k[1] == k[2]:
-        return k.copy()
-    return np.full(3, float(np.prod(np.abs(k))) ** (1.0 / 3.0))
+        if sk.parent[i] >= 0:
+            above.append(None)
+            continue
+        W = np.eye(4)
+        chain = []
+        a = parent[node]
+        while a >= 0:
+            chain.append(a)
+            a = parent[a]
+        for a in reversed(chain):
+            W = W @ _matrix(_rest(f, a))
+        above.append(W)
+    tree = JointTree(
+        names=[f.names[i] for i in sk.nodes],
+        parent=list(sk.parent),
+        t=np.array([r.t for r in rest]).reshape(-1, 3),
+        r=np.array([r.r for r in rest]).reshape(-1, 4),
+        s=np.array([r.s for r in rest]).reshape(-1, 3),
+        above=above,
+        moved=free,
+    )
+    metadata = {
+        "source": str(f.path),
+        "format": "gltf",
+        "up": "z" if up == "z" else "y",
+        "scale": s,
+        "length_scale": s,
+        "skeleton": sk.name,
+    }
+    rig = build_rig(f.path.stem or "gltf", tree, up, s, metadata, f.where)
+    return _Read(rig, sk, f)
 
 
 def _skeleton_size(f: _File, parent: list[int], sk: _Skeleton, rest: list[_Trs]) -> float:
@@ -840,90 +818,6 @@ def _warn_scales(
         )
 
 
-def _root_name(names: Sequence[str]) -> str:
-    root = "world"
-    while root in names:
-        root = "_" + root
-    return root
-
-
-def _build(
-    f: _File,
-    sk: _Skeleton,
-    rest: list[_Trs],
-    free: list[bool],
-    offsets: np.ndarray,
-    top_origin: list[np.ndarray],
-    up: str | None,
-    scale: float,
-) -> Model:
-    names = [f.names[i] for i in sk.nodes]
-    root = _root_name(names)
-    b = ModelBuilder(f.path.stem or "gltf", root=root, root_origin=_Y_TO_Z if up == "z" else None)
-    b.metadata.update(
-        {
-            "source": str(f.path),
-            "format": "gltf",
-            "up": "z" if up == "z" else "y",
-            "scale": scale,
-            "length_scale": scale,
-            "skeleton": sk.name,
-        }
-    )
-    b.units = "m" if scale == 1.0 else f"m x {scale!r}"
-    neutral: dict[str, float] = {}
-    for i, name in enumerate(names):
-        p = sk.parent[i]
-        parent_name = root if p < 0 else names[p]
-        x, y, z, w = rest[i].r
-        quat = {"qw": w, "qx": x, "qy": y, "qz": z}
-        if free[i]:
-            b.add_joint(name, parent_name, name, type="free", origin=top_origin[i])
-            t = rest[i].t * offsets[i]
-            neutral.update({f"{name}_x": t[0], f"{name}_y": t[1], f"{name}_z": t[2]})
-            neutral.update({f"{name}_{k}": v for k, v in quat.items()})
-        else:
-            origin = np.eye(4)
-            origin[:3, 3] = rest[i].t * offsets[i]
-            b.add_joint(name, parent_name, name, type="ball", origin=origin)
-            neutral.update({f"{name}_{k}": v for k, v in quat.items()})
-    b.set_neutral(neutral)
-    try:
-        model = b.build()
-    except KinetreeError as exc:
-        raise FileFormatError(f"{f.where}: cannot build the skeleton: {exc}") from None
-    inner_free = any(fr and sk.parent[i] >= 0 for i, fr in enumerate(free))
-    rotations = tuple(f"{n}_{k}" for n in names for k in ("qw", "qx", "qy", "qz"))
-    presets = {"rotations": rotations} if "rotations" not in names else {}
-    model = dataclasses.replace(
-        model,
-        presets=presets,
-        default_active=("rotations",) if inner_free and presets else None,
-    )
-    return model
-
-
-def _q_of(r: _Read, trs: dict[int, dict[str, np.ndarray]], n_times: int) -> np.ndarray:
-    """Configurations ``(n_times, nq)`` from per-node sampled TRS."""
-    model = r.model
-    q = np.tile(model.neutral(), (n_times, 1))
-    index = {n: i for i, n in enumerate(model.joint_names)}
-    for i, node in enumerate(r.skeleton.nodes):
-        name = r.file.names[node]
-        vals = trs.get(node, {})
-        rot = vals.get("rotation")
-        if rot is not None:
-            for k, c in zip(("qx", "qy", "qz", "qw"), rot.T):
-                q[:, index[f"{name}_{k}"]] = c
-        if r.free[i]:
-            t = vals.get("translation")
-            if t is not None:
-                t = t * r.offsets[i]
-                for k, c in zip("xyz", t.T):
-                    q[:, index[f"{name}_{k}"]] = c
-    return q
-
-
 def load_gltf(
     path: str | os.PathLike[str],
     *,
@@ -969,14 +863,15 @@ def read_gltf(
     mine = {key: ch for key, ch in chans.items() if key[0] in members}
     native = np.concatenate([ch.times for ch in mine.values()]) if mine else np.zeros(1)
     t = sample_times(native, fps, times)
-    trs: dict[int, dict[str, np.ndarray]] = {}
+    where = {node: i for i, node in enumerate(r.skeleton.nodes)}
+    rotations: dict[int, np.ndarray] = {}
+    translations: dict[int, np.ndarray] = {}
     for (node, path_), ch in mine.items():
-        vals = _sample(ch, t)
         if path_ == "rotation":
-            trs.setdefault(node, {})["rotation"] = vals
+            rotations[where[node]] = _sample(ch, t)
         elif path_ == "translation":
-            trs.setdefault(node, {})["translation"] = vals
-    q = _q_of(dataclasses.replace(r, model=model), trs, len(t))
+            translations[where[node]] = _sample(ch, t)
+    q = rig_q(r.rig, rotations, translations, len(t))
     name = _animation_name(r.file, k) if k is not None else model.name
     return Clip(
         model=model,
@@ -996,14 +891,10 @@ def read_gltf(
 def _with_skins(r: _Read) -> Model:
     f = r.file
     skins: list[Skin] = []
-    B = _Y_TO_Z if r.up == "z" else np.eye(4)
-    BU = B @ np.diag([r.scale, r.scale, r.scale, 1.0])
+    BU = r.rig.base
     BU_inv = np.linalg.inv(BU)
     members = {node: i for i, node in enumerate(r.skeleton.nodes)}
-    # Accumulated scale of each joint (its frames' K, for the inverse bind matrices).
-    k_acc = np.ones((len(r.skeleton.nodes), 3))
-    for i in range(len(r.skeleton.nodes)):
-        k_acc[i] = _uniform(r.offsets[i] / r.scale) * r.rest[i].s
+    k_acc = r.rig.k
     for node_index, node in enumerate(f.nodes):
         if node.skin not in r.skeleton.skins or node.mesh is None:
             continue
@@ -1028,7 +919,7 @@ def _with_skins(r: _Read) -> Model:
         K = np.array([k_acc[members[j]] for j in joints])
         inv_bind = np.empty_like(ibm)
         for j in range(nj):
-            D = np.diag([*(r.scale * K[j]), 1.0])
+            D = np.diag([*(r.rig.scale * K[j]), 1.0])
             inv_bind[j] = D @ ibm[j] @ BU_inv
         meshes = f.doc.meshes or []
         if not isinstance(node.mesh, int) or not 0 <= node.mesh < len(meshes):
@@ -1050,7 +941,7 @@ def _with_skins(r: _Read) -> Model:
             )
             if sk is not None:
                 skins.append(sk)
-    return dataclasses.replace(r.model, skins=tuple(skins))
+    return dataclasses.replace(r.rig.model, skins=tuple(skins))
 
 
 def _attribute(f: _File, prim: Any, name: str, what: str) -> np.ndarray | None:
@@ -1363,7 +1254,7 @@ def _to_file(model: Model) -> np.ndarray:
     """Model world -> glTF world: metres, Y-up."""
     C = np.diag([1.0 / model.length_scale] * 3 + [1.0])
     if _model_up(model) == "z":
-        C = np.linalg.inv(_Y_TO_Z) @ C
+        C = np.linalg.inv(Y_TO_Z) @ C
     return C
 
 
