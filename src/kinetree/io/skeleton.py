@@ -118,7 +118,8 @@ def build_rig(
     for i in range(n):
         p = tree.parent[i]
         if p < 0:
-            W = tree.above[i] if tree.above[i] is not None else np.eye(4)
+            held = tree.above[i]
+            W = held if held is not None else np.eye(4)
             k = np.linalg.norm(W[:3, :3], axis=0)
             O = np.eye(4)
             O[:3, :3] = W[:3, :3] / np.where(k == 0.0, 1.0, k)
