@@ -1,5 +1,8 @@
 """USD characters (UsdSkel): a Skeleton as a Model, a SkelAnimation as a clip, and back.
 
+Long because a stage is read here with every check a real file needs (topology, joint
+influences, bind transforms, NaN) and written back with its bound meshes.
+
 Reading (:func:`load_usd`, :func:`read_usd`; ``.usd``, ``.usda``, ``.usdc``, ``.usdz``)
 goes through usd-core (the ``usd`` extra): ``UsdSkel`` gives the skeleton's joints, its
 ``restTransforms`` and ``bindTransforms``, and samples the animation
