@@ -21,12 +21,13 @@ import pytest
 
 pytest.importorskip("pygltflib")
 
-import kinetree  # noqa: E402
-from gltf_oracle import Gltf  # noqa: E402
-from kinetree.errors import FileFormatError, KinetreeError, UnknownNameError  # noqa: E402
-from kinetree.io.clip import CharacterFileWarning  # noqa: E402
-from kinetree.io.gltf import load_gltf, read_gltf  # noqa: E402
-from kinetree.io.skin import deform  # noqa: E402
+from gltf_oracle import Gltf
+
+import kinetree
+from kinetree.errors import FileFormatError, KinetreeError, UnknownNameError
+from kinetree.io.clip import CharacterFileWarning
+from kinetree.io.gltf import load_gltf, read_gltf
+from kinetree.io.skin import deform
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gltf"
 REAL = [DATA / "SimpleSkin.gltf", DATA / "RiggedSimple.gltf"]
@@ -95,7 +96,7 @@ def test_names_rest_pose_and_load() -> None:
     # The neutral configuration is the file's rest pose (the nodes' own TRS).
     clip = kinetree.read_clip(DATA / "RiggedSimple.gltf", times=[0.0])
     g = Gltf(DATA / "RiggedSimple.gltf")
-    for j, name in enumerate(("node_2", "node_3")):
+    for name in ("node_2", "node_3"):
         M = g.world(int(name[-1]), {}, 0.0)
         T = model.fk(model.neutral(), name)
         assert np.allclose(T[:3, 3], M[:3, 3], atol=1e-12)
@@ -141,7 +142,7 @@ def _doc(
                 "componentType": 5126,
                 "count": a.shape[0],
                 "type": type_,
-            }  # fmt: skip
+            }
         )
         return len(accessors) - 1
 
@@ -160,7 +161,7 @@ def _doc(
                 "children": [2],
                 "translation": [0.0, 0.5, 0.0],
                 "scale": [2.0, 2.0, 2.0],
-            },  # fmt: skip
+            },
             {"matrix": [0, 0, -1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0.1, 0.4, 0.0, 1]},
         ]
     doc = {
@@ -232,7 +233,7 @@ def test_animated_inner_translation_becomes_a_free_joint(tmp_path: Path) -> None
 
 def test_animated_scale_warns_naming_the_joint(tmp_path: Path) -> None:
     doc = _doc([0.0, 1.0], [(1, "scale", "LINEAR", [[2.0, 2.0, 2.0], [3.0, 3.0, 3.0]])])
-    with pytest.warns(CharacterFileWarning, match="animated scale on joints spine"):
+    with pytest.warns(CharacterFileWarning, match=r"animated scale on joints spine"):
         read_gltf(_write(tmp_path, doc))
 
 
@@ -243,26 +244,30 @@ def test_several_skeletons_are_chosen_by_name(tmp_path: Path) -> None:
         {"name": "b_root", "children": [3], "translation": [5.0, 0.0, 0.0]},
         {"name": "b_tip", "translation": [0.0, 2.0, 0.0]},
     ]
-    doc = _doc([0.0, 1.0], [(3, "rotation", "LINEAR", _rotations(2, 4))], nodes=nodes,
-               skins=[{"name": "left", "joints": [0, 1]}, {"name": "right", "joints": [2, 3]}])  # fmt: skip
+    doc = _doc(
+        [0.0, 1.0],
+        [(3, "rotation", "LINEAR", _rotations(2, 4))],
+        nodes=nodes,
+        skins=[{"name": "left", "joints": [0, 1]}, {"name": "right", "joints": [2, 3]}],
+    )
     doc["scenes"] = [{"nodes": [0, 2]}]
     path = _write(tmp_path, doc)
-    with pytest.raises(KinetreeError, match="2 skeletons.*left.*right"):
+    with pytest.raises(KinetreeError, match=r"2 skeletons.*left.*right"):
         load_gltf(path)
     right = kinetree.read_clip(path, skeleton="right")
     assert right.joint_names == ("b_root", "b_tip")
     perr, rerr = _compare_with_oracle(path, right)
     assert perr < 1e-9 and rerr < 1e-9
-    with pytest.raises(UnknownNameError, match="its skins are: left, right"):
+    with pytest.raises(UnknownNameError, match=r"its skins are: left, right"):
         load_gltf(path, skeleton="middle")
 
 
 def test_animation_by_name_or_index(tmp_path: Path) -> None:
     path = _write(tmp_path, _doc([0.0, 1.0], [(0, "rotation", "LINEAR", _rotations(2, 5))]))
     assert read_gltf(path, "move").name == read_gltf(path, 0).name == "move"
-    with pytest.raises(UnknownNameError, match="its animations are: move"):
+    with pytest.raises(UnknownNameError, match=r"its animations are: move"):
         read_gltf(path, "walk")
-    with pytest.raises(UnknownNameError, match="out of range"):
+    with pytest.raises(UnknownNameError, match=r"out of range"):
         read_gltf(path, 3)
 
 
@@ -337,20 +342,20 @@ def test_truncated_glb(tmp_path: Path) -> None:
     for cut in (len(data) // 2, 30, 0):
         p = tmp_path / f"cut{cut}.glb"
         p.write_bytes(data[:cut])
-        with pytest.raises(FileFormatError, match="truncated|cannot be parsed|empty|past"):
+        with pytest.raises(FileFormatError, match=r"truncated|cannot be parsed|empty|past"):
             kinetree.read_clip(p)
 
 
 def test_skin_with_a_missing_joint(tmp_path: Path) -> None:
     doc = _good(tmp_path)
     doc["skins"][0]["joints"] = [0, 1, 7]
-    with pytest.raises(FileFormatError, match="joint 7, a node that does not exist"):
+    with pytest.raises(FileFormatError, match=r"joint 7, a node that does not exist"):
         load_gltf(_write(tmp_path, doc))
 
 
 def test_nan_in_a_curve(tmp_path: Path) -> None:
     doc = _doc([0.0, 1.0], [(0, "translation", "LINEAR", [[0.0, 0.0, 0.0], [np.nan, 0, 0]])])
-    with pytest.raises(FileFormatError, match="NaN"):
+    with pytest.raises(FileFormatError, match=r"NaN"):
         load_gltf(_write(tmp_path, doc))
 
 
@@ -358,7 +363,7 @@ def test_unsupported_required_extension(tmp_path: Path) -> None:
     doc = _good(tmp_path)
     doc["extensionsUsed"] = doc["extensionsRequired"] = ["KHR_draco_mesh_compression"]
     with pytest.raises(
-        FileFormatError, match="requires the extension 'KHR_draco_mesh_compression'"
+        FileFormatError, match=r"requires the extension 'KHR_draco_mesh_compression'"
     ):
         load_gltf(_write(tmp_path, doc))
 
@@ -366,21 +371,21 @@ def test_unsupported_required_extension(tmp_path: Path) -> None:
 def test_skeleton_loop(tmp_path: Path) -> None:
     doc = _good(tmp_path)
     doc["nodes"][2]["children"] = [0]
-    with pytest.raises(FileFormatError, match="loop"):
+    with pytest.raises(FileFormatError, match=r"loop"):
         load_gltf(_write(tmp_path, doc))
 
 
 def test_accessor_past_its_buffer(tmp_path: Path) -> None:
     doc = _good(tmp_path)
     doc["accessors"][1]["count"] = 1000
-    with pytest.raises(FileFormatError, match="reads .* bytes of a"):
+    with pytest.raises(FileFormatError, match=r"reads .* bytes of a"):
         read_gltf(_write(tmp_path, doc))
 
 
 def test_missing_bin_file(tmp_path: Path) -> None:
     doc = _good(tmp_path)
     doc["buffers"][0]["uri"] = "gone.bin"
-    with pytest.raises(FileFormatError, match="'gone.bin' cannot be read"):
+    with pytest.raises(FileFormatError, match=r"'gone.bin' cannot be read"):
         read_gltf(_write(tmp_path, doc))
 
 
