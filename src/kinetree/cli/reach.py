@@ -122,6 +122,8 @@ def _numbers(rmap: ReachabilityMap) -> dict[str, object]:
         "orientations": len(rmap.orientations),
         "reachable_voxels": int(reach.sum()),
         "reachable_volume": rmap.reachable_volume,
+        "reachable_size": rmap.reachable_size,  # [m^dims]: an area for a planar arm
+        "reachable_dims": rmap.reachable_dims,
         "mean_index": float(rmap.index[reach].mean()) if reach.any() else 0.0,
         "elapsed": rmap.settings.get("elapsed"),
     }
