@@ -56,8 +56,12 @@ class FileFormatError(KinetreeError, ValueError):
     """A file that cannot be read: unreadable, malformed, or inconsistent."""
 
 
-def unknown_name(kind: str, name: object, valid: _Iterable[str]) -> UnknownNameError:
-    """Build the standard "kind 'x' not found; kinds are: a, b, c" error."""
+def unknown_name(
+    kind: str, name: object, valid: _Iterable[str], also: str | None = None
+) -> UnknownNameError:
+    """Build the standard "kind 'x' not found; valid kinds are: a, b, c" error; ``also``
+    adds what else is taken ("or the path of a .npz file")."""
     choices = list(valid)
     shown = ", ".join(choices[:60]) + (", ..." if len(choices) > 60 else "")
-    return UnknownNameError(f"{kind} {name!r} not found; valid {kind}s are: {shown}")
+    tail = f" ({also})" if also else ""
+    return UnknownNameError(f"{kind} {name!r} not found; valid {kind}s are: {shown}{tail}")

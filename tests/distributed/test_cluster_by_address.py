@@ -27,7 +27,7 @@ import kinetree
 from kinetree import distributed as kd
 
 START_BOUND = 60.0  # [s] for the scheduler to write its address and the worker to join
-STOP_BOUND = 10.0  # [s] for a process to end after SIGTERM (then SIGKILL)
+STOP_BOUND = 5.0  # [s] for a process to end after SIGTERM (then SIGKILL)
 
 
 def _env() -> dict[str, str]:

@@ -141,7 +141,7 @@ def in_cli_words(message: str, flags: Iterable[str]) -> str:
     for name, flag in FLAG_OF.items():
         if flag not in have:
             continue
-        message = re.sub(rf"(?<![\w.-]){name}=(?!\w)", flag, message)  # "pass up="
+        message = re.sub(rf"(?<![\w.-]){name}=(?=[\s,;:)]|$)", flag, message)  # "pass up="
         message = re.sub(rf"(?<![\w.-]){name}=(None\b)?", f"{flag} ", message)  # "client=x"
         if "_" in name:  # an unmistakable name: also where it stands alone
             message = re.sub(rf"(?<![\w.-]){name}\b", flag, message)

@@ -175,7 +175,9 @@ def load(path: str | os.PathLike[str]) -> ReachabilityMap:
             meta = json.loads(str(f["meta"]))
             arrays = {k: np.array(f[k]) for k in _ARRAYS}
     except (OSError, ValueError, KeyError) as exc:
-        raise FileFormatError(f"{path}: not a kinetree reachability map ({exc})") from None
+        # numpy's own advice (allow_pickle=True) would run code from the file: not ours
+        why = "it holds pickled Python objects" if "allow_pickle" in str(exc) else exc
+        raise FileFormatError(f"{path}: not a kinetree reachability map ({why})") from None
     if meta.get("format") != FORMAT:
         raise FileFormatError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
     shape = arrays["index"].shape
