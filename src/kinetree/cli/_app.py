@@ -165,10 +165,10 @@ def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
             typer.echo(f"error: {in_cli_words(str(exc), _flags_of(func))}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
         except OSError as exc:
-            out = _output_in(exc, outputs)
-            if out is None:
+            blocked = _output_in(exc, outputs)
+            if blocked is None:
                 raise
-            typer.echo(f"error: cannot write {out!r}: {_reason(exc)}", err=True)
+            typer.echo(f"error: cannot write {blocked!r}: {_reason(exc)}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
