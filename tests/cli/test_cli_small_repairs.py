@@ -67,9 +67,9 @@ def test_learn_prior_epochs_default_is_the_api_default():
 
 def test_view_names_frames_with_f_and_keeps_t_with_a_warning():
     pytest.importorskip("viser")
-    new = run("view", "panda", "-f", "panda_hand", "--port", "0", "--timeout", "0.2")
+    new = run("view", "panda", "-f", "flange", "--port", "0", "--timeout", "0.2")
     assert new.exit_code == 0, new.output
     assert "deprecated" not in new.output
-    old = run("view", "panda", "-t", "panda_hand", "--port", "0", "--timeout", "0.2")
+    old = run("view", "panda", "-t", "flange", "--port", "0", "--timeout", "0.2")
     assert old.exit_code == 0, old.output
     assert "--target/-t FRAME` is deprecated" in old.output and "--frame/-f" in old.output
