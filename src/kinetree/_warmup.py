@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any
 
 from ._compile import TIERED_ENV
 
@@ -58,6 +59,27 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
         _warm_whole_body(verbose)
         _warm_collision(verbose)
+        _warm_commands(model, verbose)
+
+
+def _warm_commands(model: Any, verbose: bool) -> None:
+    """What the commands run besides a plain solve: the recorded step-by-step reach
+    (``kinetree animate``), a reachability map's solves and manipulability (``kinetree
+    reach-map``), a clip edited by targets (``kinetree bvh retarget``) and a clip
+    retargeted onto a robot (``kinetree retarget``, ``kinetree.anim.retarget_robot``)."""
+    from . import anim, data, workspace
+    from .io.bvh import read_bvh
+
+    if verbose:
+        print("kinetree warmup: commands (animate, reach-map, retarget) ...", file=sys.stderr)
+    goal = model.fk(model.random_configuration(rng=2))[:3, 3]
+    anim.reach(model, goal, method="pinv", step=0.5, max_iter=4)
+    workspace.reachability(model, resolution=0.5, orientations=2, restarts=1)
+    clip = read_bvh(data.path("cmu_walk")).slice(0, 4)
+    foot = clip.model.end_effectors[0]
+    T = clip.model.fk(clip.q, foot)
+    anim.edit_by_targets(clip, {foot: T[:, :3, 3] + 0.5})
+    anim.retarget_robot(clip, "humanoid", iterations=(3, 2))
 
 
 def _warm_whole_body(verbose: bool) -> None:

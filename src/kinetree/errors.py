@@ -2,12 +2,11 @@
 
 Every error raised on bad input derives from :class:`KinetreeError`, so a caller
 can catch the whole family with one ``except``. Messages name the problem and,
-where the problem is a name, list the valid choices.
+where the problem is a name, list the valid choices. :func:`unknown_name` builds the
+message of an unknown name, for kinetree's modules and for code that extends it.
 """
 
-from __future__ import annotations
-
-from collections.abc import Iterable
+from collections.abc import Iterable as _Iterable
 
 __all__ = [
     "FileFormatError",
@@ -18,6 +17,7 @@ __all__ = [
     "ShapeError",
     "UnknownNameError",
     "UnsupportedError",
+    "unknown_name",
 ]
 
 
@@ -56,8 +56,12 @@ class FileFormatError(KinetreeError, ValueError):
     """A file that cannot be read: unreadable, malformed, or inconsistent."""
 
 
-def unknown_name(kind: str, name: object, valid: Iterable[str]) -> UnknownNameError:
-    """Build the standard "kind 'x' not found; kinds are: a, b, c" error."""
+def unknown_name(
+    kind: str, name: object, valid: _Iterable[str], also: str | None = None
+) -> UnknownNameError:
+    """Build the standard "kind 'x' not found; valid kinds are: a, b, c" error; ``also``
+    adds what else is taken ("or the path of a .npz file")."""
     choices = list(valid)
     shown = ", ".join(choices[:60]) + (", ..." if len(choices) > 60 else "")
-    return UnknownNameError(f"{kind} {name!r} not found; valid {kind}s are: {shown}")
+    tail = f" ({also})" if also else ""
+    return UnknownNameError(f"{kind} {name!r} not found; valid {kind}s are: {shown}{tail}")

@@ -84,7 +84,7 @@ def check_length(value: object, what: str) -> float:
     return v
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class Geometry:
     """A shape in a frame: its pose ``origin`` (4x4) in the frame and its ``kind``."""
 
@@ -123,8 +123,26 @@ class Geometry:
         """``origin``: the shape's 4x4 pose in its parent frame (the world for an obstacle)."""
         return self.origin
 
+    def __repr__(self) -> str:
+        """One short line: the shape's sizes, where it sits, its kind (never a mesh's
+        arrays, and a mesh not read yet stays unread)."""
+        parts = self._repr_parts()
+        t = self.origin[:3, 3]
+        if np.any(t != 0.0):
+            parts.append(f"at=({', '.join(f'{v:.6g}' for v in t)})")
+        if np.any(self.origin[:3, :3] != np.eye(3)):
+            parts.append("rotated")
+        parts.append(f"kind={self.kind!r}")
+        if self.name is not None:
+            parts.append(f"name={self.name!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
-@dataclass(frozen=True, eq=False, init=False)
+    def _repr_parts(self) -> list[str]:
+        """The fields of this kind of shape, as :meth:`__repr__` shows them."""
+        return []
+
+
+@dataclass(frozen=True, eq=False, init=False, repr=False)
 class Box(Geometry):
     """A box of edge lengths ``size`` = (x, y, z) [m], centred on its pose:
     ``Box(size, pose)``."""
@@ -146,8 +164,11 @@ class Box(Geometry):
             raise ShapeError(f"Box size must be 3 edge lengths [m], got {size!r}")
         object.__setattr__(self, "size", tuple(check_length(e, "Box size") for e in edges))
 
+    def _repr_parts(self) -> list[str]:
+        return [f"size=({', '.join(f'{v:.6g}' for v in self.size)})"]
 
-@dataclass(frozen=True, eq=False, init=False)
+
+@dataclass(frozen=True, eq=False, init=False, repr=False)
 class Sphere(Geometry):
     """A ball of ``radius`` [m] centred on its pose's origin: ``Sphere(radius, center)``
     with ``center`` (3,) [m], or ``pose=`` a 4x4."""
@@ -180,8 +201,11 @@ class Sphere(Geometry):
         """The centre (3,) [m] in the parent frame (read-only)."""
         return self.origin[:3, 3]
 
+    def _repr_parts(self) -> list[str]:
+        return [f"radius={self.radius:.6g}"]
 
-@dataclass(frozen=True, eq=False, init=False)
+
+@dataclass(frozen=True, eq=False, init=False, repr=False)
 class _Segment(Geometry):
     """A shape of ``radius`` and ``length`` [m] along its pose's z axis, centred:
     ``Shape(radius, length, pose)`` (the common part of :class:`Cylinder` and
@@ -205,14 +229,17 @@ class _Segment(Geometry):
         object.__setattr__(self, "radius", check_length(radius, f"{what} radius"))
         object.__setattr__(self, "length", check_length(length, f"{what} length"))
 
+    def _repr_parts(self) -> list[str]:
+        return [f"radius={self.radius:.6g}", f"length={self.length:.6g}"]
 
-@dataclass(frozen=True, eq=False, init=False)
+
+@dataclass(frozen=True, eq=False, init=False, repr=False)
 class Cylinder(_Segment):
     """A solid cylinder of ``radius`` and ``length`` [m] along its pose's z axis, centred:
     ``Cylinder(radius, length, pose)``."""
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@dataclass(frozen=True, eq=False, init=False, repr=False)
 class Capsule(_Segment):
     """A segment of ``length`` [m] along its pose's z axis, centred, swept by a ball of
     ``radius`` [m] (total extent ``length + 2 radius``; the pybullet / ROS 2 URDF
@@ -244,7 +271,7 @@ class _MeshArray:
         obj.__dict__[self.key] = value
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Mesh(Geometry):
     """A triangle mesh file; see the module docstring for the fields.
 
@@ -271,6 +298,20 @@ class Mesh(Geometry):
         self._keep(self.__dict__.get("_vertices"), self.__dict__.get("_faces"))
         unread = self.lazy and self.file is not None and self.__dict__.get("_vertices") is None
         self.__dict__["_unread"] = unread
+
+    def _repr_parts(self) -> list[str]:
+        parts = [repr(self.path or (str(self.file) if self.file else ""))]
+        if self.scale != (1.0, 1.0, 1.0):
+            parts.append(f"scale=({', '.join(f'{v:.6g}' for v in self.scale)})")
+        vertices, faces = self.__dict__.get("_vertices"), self.__dict__.get("_faces")
+        if self.__dict__.get("_unread"):
+            parts.append("not read yet")
+        elif vertices is None:
+            parts.append("no vertices")
+        else:
+            n_faces = 0 if faces is None else len(faces)
+            parts.append(f"{len(vertices):,} vertices, {n_faces:,} faces")
+        return parts
 
     def _keep(self, vertices: ArrayLike | None, faces: ArrayLike | None) -> None:
         for attr, a in (("vertices", vertices), ("faces", faces)):

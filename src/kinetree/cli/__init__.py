@@ -19,6 +19,7 @@ code  meaning
 ====  ==========================================================================
 0     success
 1     the solve failed: ``ik`` did not reach the target within ``--tol``;
+      ``animate`` did not reach its target (the animation is still written);
       ``bvh retarget`` missed the target on at least one frame (the file is
       still written, the frames that missed are listed)
 2     bad input or usage: unknown option, command, model, frame, method or file;

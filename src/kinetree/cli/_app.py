@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
+import os
 import re
+import textwrap
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +47,7 @@ __all__ = [
     "bundled_clips",
     "bundled_file",
     "bvh_path",
+    "check_output",
     "cli_errors",
     "echo_json",
     "fixed",
@@ -56,13 +60,13 @@ __all__ = [
 ]
 
 EXIT_OK = 0  # success
-EXIT_FAILED = 1  # ik did not converge; bvh retarget missed the target on some frame
+EXIT_FAILED = 1  # ik or animate did not reach the target; bvh retarget missed a frame
 EXIT_USAGE = 2  # bad input: a KinetreeError, or a usage error from the parser
 
 # "\b" keeps click from re-wrapping the paragraph that follows it.
 EPILOG = (
-    "\b\nExit codes: 0 ok; 1 solve failed (ik not converged, or bvh retarget"
-    "\nmissed a frame); 2 bad input or usage."
+    "\b\nExit codes: 0 ok; 1 solve failed (ik or animate did not reach the"
+    "\ntarget, or bvh retarget missed a frame); 2 bad input or usage."
 )
 
 #: Widest line any command prints in its tables.
@@ -98,8 +102,8 @@ def main() -> None:
     try:
         app(prog_name="kinetree")
     finally:
-        # The process ends here: leave numba's ~100,000 objects (typing tables, loaded
-        # kernels) to the operating system instead of collecting them one by one at
+        # The process ends here: leave the compiler's ~100,000 objects (typing tables,
+        # loaded kernels) to the operating system instead of collecting them one by one at
         # exit, which costs about 0.3 s (docs/benchmarks.md, "Start-up").
         gc.freeze()
 
@@ -137,7 +141,7 @@ def in_cli_words(message: str, flags: Iterable[str]) -> str:
     for name, flag in FLAG_OF.items():
         if flag not in have:
             continue
-        message = re.sub(rf"(?<![\w.-]){name}=(?!\w)", flag, message)  # "pass up="
+        message = re.sub(rf"(?<![\w.-]){name}=(?=[\s,;:)]|$)", flag, message)  # "pass up="
         message = re.sub(rf"(?<![\w.-]){name}=(None\b)?", f"{flag} ", message)  # "client=x"
         if "_" in name:  # an unmistakable name: also where it stands alone
             message = re.sub(rf"(?<![\w.-]){name}\b", flag, message)
@@ -146,17 +150,86 @@ def in_cli_words(message: str, flags: Iterable[str]) -> str:
 
 def cli_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn a :class:`KinetreeError` into ``error: <message>`` on stderr and exit code 2,
-    the message in the command's words (:func:`in_cli_words`)."""
+    the message in the command's words (:func:`in_cli_words`). The command's output
+    (its ``-o``) is checked first (:func:`check_output`), and an ``OSError`` on the way
+    to it while the command writes is the same kind of error: "cannot write ..."."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        outputs = [v for k, v in kwargs.items() if k in _outputs_of(func) and isinstance(v, str)]
         try:
+            for out in outputs:
+                check_output(out)
             return func(*args, **kwargs)
         except KinetreeError as exc:
             typer.echo(f"error: {in_cli_words(str(exc), _flags_of(func))}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
+        except OSError as exc:
+            blocked = _output_in(exc, outputs)
+            if blocked is None:
+                raise
+            typer.echo(f"error: cannot write {blocked!r}: {_reason(exc)}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
+
+
+def check_output(path: str) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: one with a
+    file where a folder must be (``-o existing.txt/out.npz``), under a folder this user
+    may not write in, or in a folder that cannot be made (tried, then removed again:
+    the command makes it when it writes)."""
+    missing: list[Path] = []
+    for parent in Path(path).parents:
+        if not parent.exists():
+            missing.append(parent)
+            continue
+        if not parent.is_dir():
+            raise InvalidValueError(
+                f"cannot write {path!r}: {str(parent)!r} is a file, not a folder"
+            )
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise InvalidValueError(
+                f"cannot write {path!r}: no permission to write in {str(parent)!r}"
+            )
+        break
+    if missing:
+        try:
+            missing[0].mkdir(parents=True)
+        except OSError as exc:
+            raise InvalidValueError(f"cannot write {path!r}: {_reason(exc)}") from None
+        for folder in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _outputs_of(func: Callable[..., Any]) -> set[str]:
+    """The parameters of a command set by ``-o``/``--output``."""
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception:  # an annotation that does not resolve: nothing checked ahead
+        return set()
+    return {name for name, hint in hints.items() if {"-o", "--output"} & set(_decls(hint))}
+
+
+def _output_in(exc: OSError, outputs: Sequence[str]) -> str | None:
+    """The output among ``outputs`` that the path of ``exc`` is, lies in or lies on the
+    way to; None when the error is about some other file."""
+    for name in (exc.filename, exc.filename2):
+        if not isinstance(name, str | os.PathLike):
+            continue
+        failed = Path(os.fsdecode(name)).absolute()
+        for out in outputs:
+            p = Path(out).absolute()
+            if failed == p or failed in p.parents or p in failed.parents:
+                return out
+    return None
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason, with the path it is about."""
+    reason = exc.strerror or type(exc).__name__
+    return f"{reason} ({os.fsdecode(exc.filename)!r})" if exc.filename is not None else reason
 
 
 def _flags_of(func: Callable[..., Any]) -> list[str]:
@@ -165,12 +238,16 @@ def _flags_of(func: Callable[..., Any]) -> list[str]:
         hints = typing.get_type_hints(func, include_extras=True)
     except Exception:  # an annotation that does not resolve: no translation
         return []
+    return [d for hint in hints.values() for d in _decls(hint)]
+
+
+def _decls(hint: Any) -> list[str]:
+    """The flags of one annotated parameter (``typer.Option("--scale", ...)``)."""
     out: list[str] = []
-    for hint in hints.values():
-        for meta in getattr(hint, "__metadata__", ()):
-            # typer.Option("--scale", ...) in Annotated: the first name sits in `default`
-            names = (getattr(meta, "default", None), *(getattr(meta, "param_decls", None) or ()))
-            out += [d for d in names if isinstance(d, str) and d.startswith("-")]
+    for meta in getattr(hint, "__metadata__", ()):
+        # typer.Option("--scale", ...) in Annotated: the first name sits in `default`
+        names = (getattr(meta, "default", None), *(getattr(meta, "param_decls", None) or ()))
+        out += [d for d in names if isinstance(d, str) and d.startswith("-")]
     return out
 
 
@@ -295,12 +372,14 @@ def _is_float(token: str) -> bool:
 
 def output_path(path: str) -> Path:
     """``path`` with its missing parent folders created (and a line saying so)."""
+    check_output(path)
     out = Path(path)
     parent = out.parent
-    if parent.exists() and not parent.is_dir():
-        raise InvalidValueError(f"cannot write {path!r}: {str(parent)!r} is a file, not a folder")
     if not parent.exists():
-        parent.mkdir(parents=True)
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise InvalidValueError(f"cannot write {path!r}: {_reason(exc)}") from None
         typer.echo(f"created folder {parent}")
     return out
 
@@ -309,17 +388,24 @@ def output_path(path: str) -> Path:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
-    """Left-aligned text table with a dashed rule under the header."""
+    """Left-aligned text table with a dashed rule under the header, at most :data:`WIDTH`
+    wide where it can be: a long last column (a preset's joints) wraps onto further
+    lines under itself."""
     cells = [[str(c) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
         widths = [max(w, len(c)) for w, c in zip(widths, row)]
+    start = len(indent) + sum(w + 2 for w in widths[:-1])
+    widths[-1] = min(widths[-1], max(len(headers[-1]), 20, WIDTH - start))
 
     def line(values: Sequence[str]) -> str:
         return (indent + "  ".join(v.ljust(w) for v, w in zip(values, widths))).rstrip()
 
     out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(row) for row in cells]
+    for row in cells:
+        first, *more = textwrap.wrap(row[-1], widths[-1], break_on_hyphens=False) or [""]
+        out.append(line([*row[:-1], first]))
+        out += [line([""] * (len(row) - 1) + [m]) for m in more]
     return "\n".join(out)
 
 

@@ -57,7 +57,7 @@ def prior_cmd(
         str, typer.Option("-o", "--output", metavar="OUT", help="The .npz to write.")
     ],
     every: Annotated[int, typer.Option(help="Use every Nth frame.")] = 4,
-    epochs: Annotated[int, typer.Option(help="Passes over the frames.")] = 40,
+    epochs: Annotated[int, typer.Option(help="Passes over the frames.")] = 60,
     hidden: Annotated[
         str, typer.Option(help="Hidden layer widths, comma-separated.")
     ] = "256,256,256",

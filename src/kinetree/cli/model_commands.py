@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -166,7 +167,8 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     frame_rows = [[f, p, j or "(root)", "*" if ee else ""] for f, p, j, ee in frames]
     typer.echo("\nframes:")
     typer.echo(table(["frame", "parent", "joint", "end effector"], frame_rows))
-    typer.echo(f"\nend effectors: {', '.join(m.end_effectors) or '(none)'}")
+    effectors = f"end effectors: {', '.join(m.end_effectors) or '(none)'}"
+    typer.echo("\n" + textwrap.fill(effectors, WIDTH, subsequent_indent="  "))
     if presets:
         typer.echo("\npresets:")
         typer.echo(
@@ -426,6 +428,9 @@ def animate_cmd(
     )
     result = motion.metadata["result"]
     typer.echo(f"{m.name}: {result.message}; {len(motion)} frames written to {path}")
+    if not bool(motion.metadata["success"]):
+        typer.echo(f"error: the target was not reached: {result.message}", err=True)
+        raise typer.Exit(EXIT_FAILED)
 
 
 # --- helpers of these commands ---

@@ -6,6 +6,7 @@ Registered on :data:`kinetree.cli.app` (``kinetree.cli`` imports this module). T
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -81,23 +82,24 @@ def reach_map_cmd(
     if Path(output).suffix != ".npz":
         raise InvalidValueError(f"-o {output!r}: the map is written as a .npz file")
     m = load(model)
-    client: object = None
-    if scheduler is not None:
-        from .. import distributed
+    with contextlib.ExitStack() as stack:
+        client: object = None
+        if scheduler is not None:
+            from .. import distributed
 
-        client = distributed.local_client() if scheduler == "local" else scheduler
-        client = distributed.get_client(client)
-    rmap = workspace.reachability(
-        m,
-        frame,
-        resolution,
-        orientations,
-        restarts=restarts,
-        seed=seed,
-        active=active or None,
-        client=client,
-        device=device,
-    )
+            wanted = distributed.local_client() if scheduler == "local" else scheduler
+            client = stack.enter_context(distributed.connected(wanted))
+        rmap = workspace.reachability(
+            m,
+            frame,
+            resolution,
+            orientations,
+            restarts=restarts,
+            seed=seed,
+            active=active or None,
+            client=client,
+            device=device,
+        )
     path = rmap.save(output)
     fig_path = None
     if figure is not None:
@@ -120,6 +122,8 @@ def _numbers(rmap: ReachabilityMap) -> dict[str, object]:
         "orientations": len(rmap.orientations),
         "reachable_voxels": int(reach.sum()),
         "reachable_volume": rmap.reachable_volume,
+        "reachable_size": rmap.reachable_size,  # [m^dims]: an area for a planar arm
+        "reachable_dims": rmap.reachable_dims,
         "mean_index": float(rmap.index[reach].mean()) if reach.any() else 0.0,
         "elapsed": rmap.settings.get("elapsed"),
     }

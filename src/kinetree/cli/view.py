@@ -39,13 +39,23 @@ def view_cmd(
     port: Annotated[
         int, typer.Option("--port", "-p", metavar="N", help="TCP port (0: any free port).")
     ] = 8080,
-    targets: Annotated[
+    gizmos: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--frame",
+            "-f",
+            metavar="NAME",
+            help="Frame with an IK gizmo; repeat for several (default: the end effectors).",
+        ),
+    ] = None,
+    old_gizmos: Annotated[
         list[str] | None,
         typer.Option(
             "--target",
             "-t",
             metavar="FRAME",
-            help="Frame with an IK gizmo; repeat for several (default: the end effectors).",
+            hidden=True,
+            help="Old spelling of --frame/-f (until kinetree 0.2).",
         ),
     ] = None,
     frames: Annotated[bool, typer.Option("--frames", help="Show every frame's axes.")] = False,
@@ -74,6 +84,7 @@ def view_cmd(
     from ..io.bvh import read_bvh
     from ..viewer import Viewer
 
+    targets = [*(gizmos or []), *(old_gizmos or [])]
     bundled = None if model in _models.available() else bundled_file(model)
     source = str(bundled) if bundled is not None else model
     with warnings.catch_warnings(record=True) as caught:
@@ -92,6 +103,12 @@ def view_cmd(
         )
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)
+    if old_gizmos:  # -t is a target position in `ik` and `animate`; here it named frames
+        typer.echo(
+            "warning: `kinetree view --target/-t FRAME` is deprecated (it goes in kinetree "
+            "0.2); use --frame/-f FRAME",
+            err=True,
+        )
     with viewer:
         if clip is not None:
             viewer.play(clip)

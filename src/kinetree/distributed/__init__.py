@@ -20,6 +20,7 @@ from __future__ import annotations
 from ._client import CONNECT_TIMEOUT as CONNECT_TIMEOUT
 from ._client import ClusterUnreachableError as ClusterUnreachableError
 from ._client import close_local as close_local
+from ._client import connected as connected
 from ._client import get_client as get_client
 from ._client import local_client as local_client
 from ._jobs import chunk_bounds as chunk_bounds
@@ -38,6 +39,7 @@ __all__ = [
     "ClusterUnreachableError",
     "chunk_bounds",
     "close_local",
+    "connected",
     "fk",
     "get_client",
     "ik",

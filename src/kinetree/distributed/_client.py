@@ -14,6 +14,7 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValueError, KinetreeError, UnsupportedError
@@ -25,6 +26,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "ClusterUnreachableError",
     "close_local",
+    "connected",
     "get_client",
     "local_client",
     "require_dask",
@@ -126,6 +128,19 @@ def get_client(client: Any = None, timeout: float = CONNECT_TIMEOUT) -> Client:
             f"no Dask scheduler at {client!r}: {type(exc).__name__}: {exc}"
         ) from None
     return c
+
+
+@contextlib.contextmanager
+def connected(client: Any = None, timeout: float = CONNECT_TIMEOUT) -> Iterator[Client]:
+    """:func:`get_client` for the length of one job: a client this makes from a
+    scheduler address is closed when the job ends (one given, or the embedded one, is
+    left open)."""
+    c = get_client(client, timeout)
+    try:
+        yield c
+    finally:
+        if isinstance(client, str):
+            _close_quietly(c)
 
 
 _START_ONE = (

@@ -27,7 +27,7 @@ from .._progress import progress as progress_bar
 from .._progress import silenced
 from .._validate import check_bool
 from ..errors import InvalidValueError
-from ._client import get_client
+from ._client import connected
 
 __all__ = ["chunk_bounds", "map", "run_job", "shared"]
 
@@ -58,9 +58,21 @@ def run_job(
     """Run ``func(*chunks[i])`` for every ``i`` on ``client``'s cluster and return the
     results in chunk order. ``sizes[i]`` is chunk ``i``'s item count (the progress bar
     counts items). A task that raises cancels the job and re-raises on the client."""
+    with connected(client) as c:
+        return _run(c, func, chunks, sizes, label, show_progress)
+
+
+def _run(
+    c: Any,
+    func: Callable[..., Any],
+    chunks: Sequence[tuple[Any, ...]],
+    sizes: Sequence[int],
+    label: str,
+    show_progress: bool | None,
+) -> list[Any]:
+    """:func:`run_job` on the client ``c``."""
     from distributed import as_completed
 
-    c = get_client(client)
     job = uuid.uuid4().hex[:12]
     # One message submits every chunk; results come back in batches as they finish.
     _quiet_workers()
@@ -83,7 +95,9 @@ def run_job(
     filled = np.zeros(len(futures), dtype=bool)
     try:
         with progress_bar(int(sum(sizes)), label, show=show_progress) as tick:
-            for batch in as_completed(futures).batches():
+            # On c's own loop: c need not be the process's default client (one made
+            # from an address is not), which as_completed would otherwise look for.
+            for batch in as_completed(futures, loop=c.loop).batches():
                 for fut, value in zip(batch, c.gather(batch)):
                     i = slot[fut.key]
                     if filled[i]:  # Dask reports a key once; this keeps exactly-once explicit

@@ -26,7 +26,7 @@ from ..ik import Direction, IKOptions, IKResult, Orientation, Pose, Position
 from ..ik.options import OPTION_NAMES
 from ..ik.result import make_result
 from ..model import Model
-from ._client import get_client
+from ._client import connected
 from ._jobs import chunk_bounds, run_job, shared
 
 __all__ = ["FK_CHUNK", "IK_CHUNK", "fk", "ik"]
@@ -116,11 +116,11 @@ def fk(
     model.frame_index(frame)  # an unknown frame fails here, listing the frames
     check_bool(progress, "progress", none=True)
     Q, batch = _flat(q, (model.nq,), "q")
-    c = get_client(client)
     bounds = chunk_bounds(Q.shape[0], chunk_size)
     handle = shared(model)
-    chunks = [(handle, blk, frame, device) for blk in _blocks(c, Q, bounds)]
-    parts = run_job(c, _fk_chunk, chunks, np.diff(bounds).tolist(), "fk", progress)
+    with connected(client) as c:
+        chunks = [(handle, blk, frame, device) for blk in _blocks(c, Q, bounds)]
+        parts = run_job(c, _fk_chunk, chunks, np.diff(bounds).tolist(), "fk", progress)
     return np.concatenate(parts).reshape((*batch, 4, 4))
 
 
@@ -194,25 +194,26 @@ def ik(
     targets = _target_array(targets)
     tail = (4, 4) if np.shape(targets)[-1:] == (4,) else (3,)
     P, batch = _flat(targets, tail, "targets")
-    c = get_client(client)
-    B = P.shape[0]
-    bounds = chunk_bounds(B, chunk_size)
-    tgt_blocks = _blocks(c, P, bounds)
-    if q0 is None or np.ndim(q0) == 1:
-        q0_blocks: list[Any] = [None if q0 is None else np.asarray(q0, dtype=np.float64)]
-        q0_blocks *= len(tgt_blocks)
-    else:
+    bounds = chunk_bounds(P.shape[0], chunk_size)
+    Q0 = None
+    if q0 is not None and np.ndim(q0) != 1:
         Q0, qbatch = _flat(q0, (model.nq,), "q0")
         if qbatch != batch:
             raise ShapeError(f"q0 has batch shape {qbatch}, the targets {batch}")
-        q0_blocks = _blocks(c, Q0, bounds)
     seed = opts.draw_seed()
     handle = shared(model)
-    chunks = [
-        (handle, tb, qb, frame, dataclasses.replace(opts, seed=seed + int(a), rng=None), device)
-        for tb, qb, a in zip(tgt_blocks, q0_blocks, bounds[:-1])
-    ]
-    parts = run_job(c, _ik_chunk, chunks, np.diff(bounds).tolist(), "ik", progress)
+    with connected(client) as c:
+        tgt_blocks = _blocks(c, P, bounds)
+        if Q0 is None:
+            q0_blocks: list[Any] = [None if q0 is None else np.asarray(q0, dtype=np.float64)]
+            q0_blocks *= len(tgt_blocks)
+        else:
+            q0_blocks = _blocks(c, Q0, bounds)
+        chunks = [
+            (handle, tb, qb, frame, dataclasses.replace(opts, seed=seed + int(a), rng=None), device)
+            for tb, qb, a in zip(tgt_blocks, q0_blocks, bounds[:-1])
+        ]
+        parts = run_job(c, _ik_chunk, chunks, np.diff(bounds).tolist(), "ik", progress)
     cols = [np.concatenate([p[k] for p in parts]) for k in range(7)]
     return make_result(
         q=cols[0], success=cols[1], position_error=cols[2], orientation_error=cols[3],

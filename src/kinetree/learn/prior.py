@@ -121,7 +121,7 @@ def load_prior(name_or_path: str | os.PathLike[str] | PosePrior) -> PosePrior:
     if path is None:
         path = Path(key)
         if not path.is_file():
-            raise unknown_name("prior", key, [*SHIPPED, "(or the path of a .npz file)"])
+            raise unknown_name("prior", key, SHIPPED, also="or the path of a .npz file")
     return _load(path)
 
 
@@ -140,7 +140,8 @@ def _load(path: Path) -> PosePrior:
         meta = json.loads(str(arrays.pop("meta")))
         mlp = MLP.from_saved(arrays)
     except (OSError, ValueError, KeyError) as exc:
-        raise FileFormatError(f"{path}: not a kinetree pose prior ({exc})") from None
+        why = "it holds pickled Python objects" if "allow_pickle" in str(exc) else exc
+        raise FileFormatError(f"{path}: not a kinetree pose prior ({why})") from None
     n_out = 3 * len(OUTPUT_ROLES)
     if mlp.weights[0].shape[0] != N_INPUTS or mlp.weights[-1].shape[1] != n_out:
         raise FileFormatError(

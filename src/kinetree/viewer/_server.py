@@ -58,9 +58,9 @@ def _require_viser() -> Any:
 
 
 def _check_port(host: str, port: int) -> None:
-    """Raise :class:`PortInUseError` when ``port`` cannot be bound on ``host``."""
-    if port == 0:
-        return
+    """Raise :class:`PortInUseError` when ``port`` cannot be bound on ``host``, and
+    :class:`InvalidValueError` naming ``host`` when it is no address of this machine
+    (checked for port 0 too: viser waits forever for a server that failed to bind)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         # As the server will (asyncio sets it): a port in TIME_WAIT is free to use.
@@ -68,11 +68,18 @@ def _check_port(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except socket.gaierror as exc:
-            raise InvalidValueError(f"cannot listen on host {host!r}: {exc}") from None
+            raise InvalidValueError(
+                f"cannot listen on host {host!r}: {exc.strerror or exc} (give an address of "
+                f"this machine, such as {LOOPBACK!r}, or 0.0.0.0 for every interface)"
+            ) from None
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 raise _in_use(host, port) from None
-            raise InvalidValueError(f"cannot listen on {host}:{port}: {exc}") from None
+            where = f"host {host!r}" + (f" port {port}" if port else "")
+            raise InvalidValueError(
+                f"cannot listen on {where}: {exc.strerror or exc} (give an address of this "
+                f"machine, such as {LOOPBACK!r}, or 0.0.0.0 for every interface)"
+            ) from None
 
 
 def _in_use(host: str, port: int) -> PortInUseError:

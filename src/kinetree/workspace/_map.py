@@ -30,6 +30,8 @@ __all__ = ["FORMAT", "ReachabilityMap", "load"]
 
 #: The ``format`` entry of a saved map (bumped if the layout changes).
 FORMAT = "kinetree.reachability/1"
+#: The unit of :attr:`ReachabilityMap.reachable_size` by its dimensions.
+_UNITS = {1: "m", 2: "m^2", 3: "m^3"}
 _ARRAYS = ("index", "manipulability", "q_best", "inside", "origin", "center", "orientations")
 
 
@@ -109,6 +111,23 @@ class ReachabilityMap:
         """Volume of the voxels with a non-zero index [m^3]."""
         return float(np.count_nonzero(self.index > 0)) * self.resolution**3
 
+    @property
+    def reachable_dims(self) -> int:
+        """In how many grid directions the reachable voxels spread: 3 for a spatial
+        arm, 2 for a planar one (its reach is one layer of voxels: an area), 1 for a line
+        (3 when fewer than two voxels are reachable)."""
+        ijk = np.argwhere(self.index > 0)
+        if len(ijk) < 2:
+            return 3
+        return int(np.count_nonzero(ijk.max(axis=0) > ijk.min(axis=0)))
+
+    @property
+    def reachable_size(self) -> float:
+        """The reachable voxels' volume [m^3], or for a reach that spreads in fewer
+        directions (:attr:`reachable_dims`), their area [m^2] or length [m]."""
+        d = self.reachable_dims
+        return float(np.count_nonzero(self.index > 0)) * self.resolution**d
+
     def summary(self) -> str:
         """One line: grid, reachable voxels, mean index over them, time taken."""
         n = int(np.count_nonzero(self.index > 0))
@@ -118,7 +137,8 @@ class ReachabilityMap:
         return (
             f"{self.model}/{self.frame}: {'x'.join(map(str, self.shape))} voxels of "
             f"{self.resolution:g} m, {len(self.orientations) or 'position only, no'} orientations; "
-            f"{n} reachable ({self.reachable_volume:.3f} m^3), mean index {mean:.3f}{took}"
+            f"{n} reachable ({self.reachable_size:.3f} {_UNITS[self.reachable_dims]}), "
+            f"mean index {mean:.3f}{took}"
         )
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -155,7 +175,9 @@ def load(path: str | os.PathLike[str]) -> ReachabilityMap:
             meta = json.loads(str(f["meta"]))
             arrays = {k: np.array(f[k]) for k in _ARRAYS}
     except (OSError, ValueError, KeyError) as exc:
-        raise FileFormatError(f"{path}: not a kinetree reachability map ({exc})") from None
+        # numpy's own advice (allow_pickle=True) would run code from the file: not ours
+        why = "it holds pickled Python objects" if "allow_pickle" in str(exc) else exc
+        raise FileFormatError(f"{path}: not a kinetree reachability map ({why})") from None
     if meta.get("format") != FORMAT:
         raise FileFormatError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
     shape = arrays["index"].shape
