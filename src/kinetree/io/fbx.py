@@ -60,9 +60,13 @@ __all__ = ["FBXWarning", "load_fbx", "read_fbx_clip"]
 
 #: Seconds the child process may take to read one file before it is stopped.
 READ_TIMEOUT = 300.0
-#: A joint's scale or translation counts as animated past this change (relative to the
-#: skeleton's size for lengths, absolute for scale factors).
-_CHANGE_TOLERANCE = 1e-7
+#: A joint's translation from its parent counts as animated past this change over a clip
+#: (relative to the skeleton's size): below it the joint is a ball joint at the mean
+#: offset, which keeps every pose within 1e-10 of the file's.
+_CHANGE_TOLERANCE = 1e-10
+#: A scale factor counts as animated, a stretch as shearing, past this (files store scales
+#: as float32, whose rounding alone reaches 1e-7).
+_SCALE_TOLERANCE = 1e-5
 
 # ufbx CoordinateAxis values: +X, -X, +Y, -Y, +Z, -Z
 _AXIS_VECTORS = np.array(
@@ -234,10 +238,20 @@ class _Skeleton:
         return max(float(np.max(np.linalg.norm(p - p.mean(axis=0), axis=1))), 1e-9)
 
 
-def _build(sk: _Skeleton, free: set[int], name: str) -> Model:
+def _origins(sk: _Skeleton, offsets: np.ndarray | None = None) -> np.ndarray:
+    """Each joint's origin: its rest pose relative to its parent, at ``offsets`` (each
+    node's translation from its parent) where given."""
+    local = sk.local(sk.T_rest)
+    if offsets is not None:
+        local[:, :3, 3] = offsets
+    return local
+
+
+def _build(sk: _Skeleton, free: set[int], name: str, local: np.ndarray) -> Model:
+    """The model: ``free`` joints (by index) and roots move freely, the others are ball
+    joints; ``local``: the joints' origins (:func:`_origins`)."""
     root = "_world" if "world" in sk.names else "world"
     b = ModelBuilder(name, root=root)
-    local = sk.local(sk.T_rest)
     for i, n in enumerate(sk.names):
         p = sk.parents[i]
         kind = "free" if p < 0 or i in free else "ball"
@@ -246,20 +260,20 @@ def _build(sk: _Skeleton, free: set[int], name: str) -> Model:
     return b.build()
 
 
-def _q(model: Model, sk: _Skeleton, T: np.ndarray, free: set[int]) -> np.ndarray:
+def _q(
+    model: Model, sk: _Skeleton, T: np.ndarray, free: set[int], origins: np.ndarray
+) -> np.ndarray:
     """Configurations ``(n_frames, nq)`` putting every node at its world pose ``T``."""
-    rest = sk.local(sk.T_rest)
     loc = sk.local(T)
     Q = np.zeros((T.shape[0], model.nq))
     for i, n in enumerate(sk.names):
         sl = model.q_slice(n)
-        R0 = rest[i, :3, :3]
+        R0 = origins[i, :3, :3]
         rel_R = np.swapaxes(R0, -1, -2) @ loc[:, i, :3, :3]
         quat = _quat(rel_R)
         if sk.parents[i] < 0 or i in free:
-            Q[:, sl.start : sl.start + 3] = np.einsum(
-                "ji,fj->fi", R0, loc[:, i, :3, 3] - rest[i, :3, 3]
-            )
+            p0 = origins[i, :3, 3]
+            Q[:, sl.start : sl.start + 3] = np.einsum("ji,fj->fi", R0, loc[:, i, :3, 3] - p0)
             Q[:, sl.start + 3 : sl.stop] = quat
         else:
             Q[:, sl] = quat
@@ -270,13 +284,13 @@ def _scale_warnings(sk: _Skeleton, world: np.ndarray | None) -> None:
     """Warn naming the joints whose scale is animated or shears them."""
     S = sk.S_rest
     off = S - np.einsum("nii->ni", S)[..., None] * np.eye(3)
-    shear = np.max(np.abs(off), axis=(-1, -2)) > 1e-6 * np.max(np.abs(S), axis=(-1, -2))
+    shear = np.max(np.abs(off), axis=(-1, -2)) > _SCALE_TOLERANCE * np.max(np.abs(S), axis=(-1, -2))
     sheared = [sk.names[i] for i in np.nonzero(shear)[0]]
     animated: list[str] = []
     if world is not None and world.shape[0] > 1:
         _, St = _rigid(world)
         change = np.max(np.abs(St - S[None]), axis=(0, -1, -2))
-        animated = [sk.names[i] for i in np.nonzero(change > 1e-6)[0]]
+        animated = [sk.names[i] for i in np.nonzero(change > _SCALE_TOLERANCE)[0]]
     for what, joints in (("animated scale", animated), ("shearing scale", sheared)):
         if joints:
             warnings.warn(
@@ -333,17 +347,19 @@ def _with_skins(model: Model, skins: tuple[Any, ...]) -> Model:
     return dataclasses.replace(model, skins=skins)
 
 
-def _changing(sk: _Skeleton, T: np.ndarray) -> set[int]:
-    """Non-root nodes whose translation from their parent changes over the frames."""
-    if T.shape[0] < 2:
-        return set()
+def _offsets(sk: _Skeleton, T: np.ndarray) -> tuple[set[int], np.ndarray]:
+    """Non-root nodes whose translation from their parent changes over the frames (they
+    move freely), and every node's translation from its parent in the frames (their
+    mean; a ball joint's offset)."""
     loc = sk.local(T)[..., :3, 3]
-    moved = np.max(np.linalg.norm(loc - loc[:1], axis=-1), axis=0)
-    return {
+    mean = loc.mean(axis=0)
+    moved = np.max(np.linalg.norm(loc - mean[None], axis=-1), axis=0)
+    free = {
         i
         for i in np.nonzero(moved > _CHANGE_TOLERANCE * sk.size)[0].tolist()
         if sk.parents[i] >= 0
     }
+    return free, mean
 
 
 def _check_path(path: str | os.PathLike[str]) -> Path:
@@ -370,7 +386,7 @@ def load_fbx(
     data = _run_child(p, None, None)
     sk = _Skeleton(data, up, scale)
     _scale_warnings(sk, None)
-    model = _build(sk, set(), p.stem)
+    model = _build(sk, set(), p.stem, _origins(sk))
     return _with_skins(model, _skins(data, sk, model))
 
 
@@ -430,9 +446,10 @@ def read_fbx_clip(
     _scale_warnings(sk, world)
     R, _ = _rigid(world)
     T = sk.convert(R, world[..., :3, 3])
-    free = _changing(sk, T)
-    model = _build(sk, free, p.stem)
-    q = _q(model, sk, T, free)
+    free, offsets = _offsets(sk, T)
+    origins = _origins(sk, offsets)
+    model = _build(sk, free, p.stem, origins)
+    q = _q(model, sk, T, free, origins)
     model = _with_skins(model, _skins(data, sk, model))
     return Clip(
         model=model,
