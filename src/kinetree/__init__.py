@@ -53,7 +53,11 @@ if TYPE_CHECKING:
     from .io.bvh import BVHClip as BVHClip
     from .io.bvh import read_bvh as read_bvh
     from .io.bvh import write_bvh as write_bvh
+    from .io.clip import Clip as Clip
+    from .io.skin import Skin as Skin
     from .loading import load as load
+    from .loading import read_clip as read_clip
+    from .loading import write_clip as write_clip
     from .model import JointType as JointType
     from .model import Model as Model
 
@@ -88,6 +92,10 @@ _LAZY = {
     "BVHClip": ".io.bvh:BVHClip",
     "read_bvh": ".io.bvh:read_bvh",
     "write_bvh": ".io.bvh:write_bvh",
+    "Clip": ".io.clip:Clip",
+    "Skin": ".io.skin:Skin",
+    "read_clip": ".loading:read_clip",
+    "write_clip": ".loading:write_clip",
     "JointType": ".model:JointType",
     "Model": ".model:Model",
 }
@@ -98,6 +106,7 @@ __all__ = [
     "BVHClip",
     "Box",
     "Capsule",
+    "Clip",
     "Cylinder",
     "Direction",
     "FileFormatError",
@@ -116,6 +125,7 @@ __all__ = [
     "Pose",
     "Position",
     "ShapeError",
+    "Skin",
     "Sphere",
     "TriangleMesh",
     "UnknownNameError",
@@ -128,8 +138,10 @@ __all__ = [
     "load",
     "models",
     "read_bvh",
+    "read_clip",
     "retarget",
     "spatial",
     "warmup",
     "write_bvh",
+    "write_clip",
 ]

@@ -3,7 +3,8 @@
 One floor above :mod:`kinetree.io` (the file formats) and :mod:`kinetree.models` (the
 built-in models): it picks one of them. Files go through one table, :data:`FORMATS`,
 suffix -> :class:`FileFormat`; every "which files can I load?" message is written from
-it, so adding a format is one row (and its loader function) here.
+it, so adding a format is one row (and its loader function) here. The same rows say
+how a format's clips are read (:func:`read_clip`) and written (:func:`write_clip`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,21 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from numpy.typing import ArrayLike
 
 from ._validate import check_bool
 from .errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
 from .io._files import as_path, xml_root
 from .model import Model
 
-__all__ = ["FORMATS", "FileFormat", "load"]
+if TYPE_CHECKING:
+    from .anim.motion import Motion
+    from .io.bvh import BVHClip
+    from .io.clip import Clip
+
+__all__ = ["FORMATS", "FileFormat", "load", "read_clip", "write_clip"]
 
 PackageDirs = (
     Mapping[str, str | os.PathLike[str]] | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -42,6 +50,13 @@ class FileFormat:
     takes_package_dirs: bool = False  # where package:// paths are looked up
     floating_base: str = ""  # why floating_base=True is refused ("": it is taken)
     check: Callable[[Path, str], None] | None = None  # a look at the file before reading
+    #: ``clip(path, animation, fps, times, options)``: the file's motion as a Clip
+    #: (:func:`read_clip`); None: the format holds no motion.
+    clip: Callable[[Path, Any, Any, Any, Mapping[str, Any]], Clip] | None = None
+    #: ``write(path, clip)``: a clip written in this format (:func:`write_clip`).
+    write: Callable[[Path, Clip], None] | None = None
+    #: The keyword options :func:`read_clip` passes on to ``clip`` (``up``, ``scale``...).
+    options: tuple[str, ...] = ()
 
 
 def _read_urdf(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
@@ -61,6 +76,18 @@ def _read_bvh(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Mod
     from .io.bvh import read_bvh
 
     return read_bvh(p).model
+
+
+def _clip_bvh(p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]) -> Clip:
+    from .io.bvh_clip import read_bvh_clip
+
+    return read_bvh_clip(p, animation, fps=fps, times=times, **options)
+
+
+def _write_bvh(p: Path, clip: Clip) -> None:
+    from .io.bvh_clip import write_bvh_clip
+
+    write_bvh_clip(p, clip)
 
 
 def _read_mjcf(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
@@ -85,6 +112,9 @@ _BVH = FileFormat(
     "BVH",
     _read_bvh,
     floating_base="a BVH skeleton's root joint already moves freely (its position channels)",
+    clip=_clip_bvh,
+    write=_write_bvh,
+    options=("scale", "up", "positions"),
 )
 _MJCF = FileFormat(  # compiled by MuJoCo (the mjcf extra)
     "MJCF",
@@ -119,7 +149,7 @@ def _supported() -> str:
         names.setdefault(fmt.name, []).append(suffix)
     files = ", ".join(f"{name} ({', '.join(s)})" for name, s in names.items())
     return (
-        f"kinetree loads {files}, DH tables (kinetree.from_dh) and the built-in models "
+        f"kinetree loads {files}, DH tables (kinetree.io.from_dh) and the built-in models "
         f"({', '.join(models.available())})"
     )
 
@@ -245,3 +275,94 @@ def _unused(args: Any, package_dirs: Any, what: str) -> None:
     ):
         if value is not None:
             raise InvalidValueError(f"{name}= are {use}; {what} takes none")
+
+
+def _clip_format(p: Path, verb: str) -> tuple[FileFormat, str]:
+    """The format of ``p`` by its suffix, for reading or writing clips."""
+    suffix = p.suffix.lower()
+    fmt = FORMATS.get(suffix)
+    attr = "clip" if verb == "read" else "write"
+    if fmt is None or getattr(fmt, attr) is None:
+        clip_suffixes = [s for s, f in FORMATS.items() if getattr(f, attr) is not None]
+        what = f"file type {suffix!r}" if suffix else "a file without a suffix"
+        held = " (it holds no motion)" if fmt is not None else ""
+        raise UnsupportedError(
+            f"cannot {verb} a clip as {what}{held}: clips are {verb} as {', '.join(clip_suffixes)}"
+        )
+    return fmt, suffix
+
+
+def read_clip(
+    path: str | os.PathLike[str],
+    animation: str | int | None = None,
+    *,
+    fps: float | None = None,
+    times: ArrayLike | None = None,
+    **options: Any,
+) -> Clip:
+    """The motion in a character file as a :class:`~kinetree.io.clip.Clip`: the skeleton
+    (``clip.model``), one configuration per frame (``clip.q``), the times [s].
+
+    By suffix (:data:`FORMATS`): ``.bvh``, ``.gltf``/``.glb`` (glTF 2.0), ``.usd``,
+    ``.usda``, ``.usdc``, ``.usdz`` (UsdSkel), ``.fbx`` where installed.
+    ``animation``: which animation, by name (glTF animation name or
+    ``animation_<i>``, USD SkelAnimation path or name, FBX take, BVH file stem) or index;
+    None: the first. ``fps``: sample evenly at this rate [1/s] from the first key to
+    the last; ``times``: sample exactly at these times [s]; neither: the file's own
+    key times. Curves are sampled as the format defines them (glTF LINEAR with slerp,
+    STEP, CUBICSPLINE; USD time samples, linear; BVH frames, linear per channel).
+
+    ``options``: what the format's reader takes: ``up`` (None: the file's axes; "z":
+    Y-up to Z-up), ``scale`` (multiplies every length), ``skeleton`` (glTF skin or USD
+    Skeleton by name, where a file has several), BVH's ``positions``; an option the
+    format has no use for raises :class:`~kinetree.errors.InvalidValueError`.
+
+    Raises :class:`~kinetree.errors.UnsupportedError` for a suffix that holds no clips,
+    :class:`~kinetree.errors.FileFormatError` for a missing or malformed file,
+    :class:`~kinetree.errors.UnknownNameError` for an unknown animation or skeleton.
+    """
+    p = as_path(path, "read_clip needs the path of a character file (str or os.PathLike)")
+    fmt, _ = _clip_format(p, "read")
+    unknown = sorted(set(options) - set(fmt.options))
+    if unknown:
+        raise InvalidValueError(
+            f"read_clip: {fmt.name} files take no option {unknown[0]!r}; their options are: "
+            f"{', '.join(fmt.options) or 'none'}"
+        )
+    if not p.is_file():
+        raise FileFormatError(
+            f"file {str(p)!r} does not exist" if not p.exists() else f"{str(p)!r} is not a file"
+        )
+    assert fmt.clip is not None  # _clip_format checked it
+    return fmt.clip(p, animation, fps, times, options)
+
+
+def write_clip(clip: Clip | Motion | BVHClip, path: str | os.PathLike[str]) -> None:
+    """Write a clip, a :class:`~kinetree.anim.Motion` or a BVH clip to ``path``, in the
+    format its suffix names: ``.glb``/``.gltf`` (glTF 2.0: skeleton, animation, and the
+    skinned meshes of ``model.skins``), ``.usd``/``.usda``/``.usdc``/``.usdz`` (UsdSkel
+    Skeleton, SkelAnimation and bound meshes), ``.bvh``.
+
+    Any model can be written: its frames (all but the root) become the file's joints,
+    each posed relative to its nearest framed ancestor by FK at every frame, so reading
+    the file back gives every frame's world pose again. The folder must exist; a failed
+    write raises :class:`~kinetree.errors.FileFormatError`.
+    """
+    from .anim.motion import Motion
+    from .io.bvh import BVHClip
+    from .io.clip import Clip
+
+    p = as_path(path, "write_clip needs the path of the file to write (str or os.PathLike)")
+    if isinstance(clip, Motion):
+        clip = Clip.from_motion(clip)
+    elif isinstance(clip, BVHClip):
+        clip = Clip.from_bvh(clip)
+    elif not isinstance(clip, Clip):
+        raise InvalidValueError(
+            f"write_clip needs a Clip, a Motion or a BVHClip, got {type(clip).__name__}"
+        )
+    fmt, _ = _clip_format(p, "write")
+    if p.is_dir():
+        raise FileFormatError(f"cannot write {str(p)!r}: it is a folder")
+    assert fmt.write is not None  # _clip_format checked it
+    fmt.write(p, clip)

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .geometry import Geometry
     from .ik.result import IKResult
     from .ik.targets import Target
+    from .io.skin import Skin
 
 __all__ = ["JOINT_TYPES", "IKTarget", "JointType", "Model"]
 
@@ -182,6 +183,10 @@ class Model:
     #: Joint speed limits by coordinate (or ball-joint) name [rad/s or m/s] (URDF
     #: ``<limit velocity>``); absent: unlimited (MJCF has none).
     velocity_limits: Mapping[str, float] = field(default_factory=dict)
+    #: Skinned meshes bound to the model's frames (:class:`kinetree.io.skin.Skin`), as a
+    #: character file (glTF, USD, FBX) gives them; kinematics never reads them (default:
+    #: none). Drawn by the viewer, deformed by :func:`kinetree.io.skin.deform`.
+    skins: tuple[Skin, ...] = ()
 
     def __post_init__(self) -> None:
         for attr in (

@@ -17,11 +17,14 @@ if TYPE_CHECKING:
     from .bvh import BVHClip as BVHClip
     from .bvh import read_bvh as read_bvh
     from .bvh import write_bvh as write_bvh
+    from .clip import Clip as Clip
     from .dh import DHRow as DHRow
     from .dh import from_dh as from_dh
     from .mjcf import MJCFWarning as MJCFWarning
     from .mjcf import from_mujoco as from_mujoco
     from .mjcf import load_mjcf as load_mjcf
+    from .skin import Skin as Skin
+    from .skin import deform as deform
     from .urdf import load_urdf as load_urdf
 
 # Each format's module is imported when it is first used (kinetree._lazy).
@@ -29,6 +32,9 @@ _LAZY = {
     "BVHClip": ".bvh:BVHClip",
     "read_bvh": ".bvh:read_bvh",
     "write_bvh": ".bvh:write_bvh",
+    "Clip": ".clip:Clip",
+    "Skin": ".skin:Skin",
+    "deform": ".skin:deform",
     "DHRow": ".dh:DHRow",
     "from_dh": ".dh:from_dh",
     "MJCFWarning": ".mjcf:MJCFWarning",
@@ -60,8 +66,11 @@ if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown 
 
 __all__ = [
     "BVHClip",
+    "Clip",
     "DHRow",
     "MJCFWarning",
+    "Skin",
+    "deform",
     "from_dh",
     "from_mujoco",
     "load_mjcf",
