@@ -20,10 +20,10 @@ import pytest
 
 pytest.importorskip("ufbx")
 
-import kinetree  # noqa: E402
-from kinetree.errors import FileFormatError, InvalidValueError, UnknownNameError  # noqa: E402
-from kinetree.io.fbx import FBXWarning, load_fbx, read_fbx_clip  # noqa: E402
-from kinetree.io.skin import deform  # noqa: E402
+import kinetree
+from kinetree.errors import FileFormatError, InvalidValueError, UnknownNameError
+from kinetree.io.fbx import FBXWarning, load_fbx, read_fbx_clip
+from kinetree.io.skin import deform
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fbx"
 SAUSAGE_BIN = DATA / "maya_game_sausage_7500_binary_wiggle.fbx"

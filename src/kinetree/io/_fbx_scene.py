@@ -208,7 +208,7 @@ def _read_skin(
         if mats:
             c = _k(_k(_k(mats[0].fbx).diffuse_color).value_vec4)
             color = (float(c.x), float(c.y), float(c.z), 1.0)
-    except Exception:  # noqa: BLE001 - a colour is a nicety; the mesh stands without it
+    except Exception:
         pass
     meta = {"name": str(node.name), "color": color}
     arrays = {
@@ -226,7 +226,7 @@ def _read_skin(
 if __name__ == "__main__":
     try:
         main(sys.argv[1], sys.argv[2])
-    except Exception as exc:  # noqa: BLE001 - reported to the parent as text
+    except Exception as exc:
         sys.stderr.write(f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
         os._exit(3)

@@ -46,7 +46,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,6 +55,10 @@ from ..builder import ModelBuilder
 from ..errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
 from ..model import Model
 from ._files import as_path
+
+if TYPE_CHECKING:
+    from .clip import Clip
+    from .skin import Skin
 
 __all__ = ["FBXWarning", "load_fbx", "read_fbx_clip"]
 
@@ -112,8 +116,7 @@ def _run_child(path: Path, animation: str | int | None, times: Any) -> dict[str,
             )
         except subprocess.TimeoutExpired:
             raise FileFormatError(
-                f"cannot read the FBX file {str(path)!r}: ufbx took more than "
-                f"{READ_TIMEOUT:g} s"
+                f"cannot read the FBX file {str(path)!r}: ufbx took more than {READ_TIMEOUT:g} s"
             ) from None
         if done.returncode != 0 or not out.is_file():
             lines = done.stderr.strip().splitlines()
@@ -136,7 +139,7 @@ def _run_child(path: Path, animation: str | int | None, times: Any) -> dict[str,
 def _rigid(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rotation parts ``(..., 3, 3)`` (polar decomposition) and stretches of affine ``W``."""
     L = W[..., :3, :3]
-    U, s, Vt = np.linalg.svd(L)
+    U, _, Vt = np.linalg.svd(L)
     R = U @ Vt
     if np.any(np.linalg.det(R) < 0.0):
         raise FileFormatError(
@@ -302,7 +305,7 @@ def _scale_warnings(sk: _Skeleton, world: np.ndarray | None) -> None:
             )
 
 
-def _skins(data: dict[str, Any], sk: _Skeleton, model: Model) -> tuple[Any, ...]:
+def _skins(data: dict[str, Any], sk: _Skeleton) -> tuple[Skin, ...]:
     """The file's skinned meshes as :class:`~kinetree.io.skin.Skin` in the model's terms."""
     from .skin import Skin
 
@@ -330,7 +333,7 @@ def _skins(data: dict[str, Any], sk: _Skeleton, model: Model) -> tuple[Any, ...]
             Skin(
                 vertices=sk.s * (v @ sk.A.T),
                 faces=a["faces"],
-                joint_names=names,
+                joint_names=tuple(names),
                 joints=a["joints"],
                 weights=a["weights"],
                 inverse_bind=np.array(ib),
@@ -341,7 +344,7 @@ def _skins(data: dict[str, Any], sk: _Skeleton, model: Model) -> tuple[Any, ...]
     return tuple(out)
 
 
-def _with_skins(model: Model, skins: tuple[Any, ...]) -> Model:
+def _with_skins(model: Model, skins: tuple[Skin, ...]) -> Model:
     if not skins:
         return model
     return dataclasses.replace(model, skins=skins)
@@ -355,9 +358,7 @@ def _offsets(sk: _Skeleton, T: np.ndarray) -> tuple[set[int], np.ndarray]:
     mean = loc.mean(axis=0)
     moved = np.max(np.linalg.norm(loc - mean[None], axis=-1), axis=0)
     free = {
-        i
-        for i in np.nonzero(moved > _CHANGE_TOLERANCE * sk.size)[0].tolist()
-        if sk.parents[i] >= 0
+        i for i in np.nonzero(moved > _CHANGE_TOLERANCE * sk.size)[0].tolist() if sk.parents[i] >= 0
     }
     return free, mean
 
@@ -373,9 +374,7 @@ def _check_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def load_fbx(
-    path: str | os.PathLike[str], *, up: str | None = None, scale: float = 1.0
-) -> Model:
+def load_fbx(path: str | os.PathLike[str], *, up: str | None = None, scale: float = 1.0) -> Model:
     """The skeleton of an FBX file at its rest pose, with its skinned meshes
     (:attr:`Model.skins`); see the module docstring for the layout, units and axes.
 
@@ -387,7 +386,7 @@ def load_fbx(
     sk = _Skeleton(data, up, scale)
     _scale_warnings(sk, None)
     model = _build(sk, set(), p.stem, _origins(sk))
-    return _with_skins(model, _skins(data, sk, model))
+    return _with_skins(model, _skins(data, sk))
 
 
 def read_fbx_clip(
@@ -398,7 +397,7 @@ def read_fbx_clip(
     times: ArrayLike | None = None,
     up: str | None = None,
     scale: float = 1.0,
-) -> Any:
+) -> Clip:
     """A take of an FBX file as a :class:`~kinetree.io.clip.Clip`.
 
     ``animation``: the take (animation stack) by name or index; None: the first. A file
@@ -409,10 +408,13 @@ def read_fbx_clip(
     (naming the file's takes), :class:`~kinetree.errors.FileFormatError` for a bad file or
     NaN in its curves, and warns (:class:`FBXWarning`) naming joints with animated scale.
     """
-    from .clip import Clip, sample_times
+    from .clip import Clip as ClipType
+    from .clip import sample_times
 
     p = _check_path(path)
-    if animation is not None and (isinstance(animation, bool) or not isinstance(animation, (str, int))):
+    if animation is not None and (
+        isinstance(animation, bool) or not isinstance(animation, (str, int))
+    ):
         raise InvalidValueError(
             f"animation must be a take name, an index or None, got {animation!r}"
         )
@@ -421,9 +423,7 @@ def read_fbx_clip(
     takes: list[str] = data["takes"]
     take = animation if animation is not None else (0 if takes else None)
     if take is not None:
-        found = (
-            -len(takes) <= take < len(takes) if isinstance(take, int) else take in takes
-        )
+        found = -len(takes) <= take < len(takes) if isinstance(take, int) else take in takes
         if not found:
             raise UnknownNameError(
                 f"the FBX file {str(p)!r} has no take {take!r}; its takes are: "
@@ -450,8 +450,8 @@ def read_fbx_clip(
     origins = _origins(sk, offsets)
     model = _build(sk, free, p.stem, origins)
     q = _q(model, sk, T, free, origins)
-    model = _with_skins(model, _skins(data, sk, model))
-    return Clip(
+    model = _with_skins(model, _skins(data, sk))
+    return ClipType(
         model=model,
         q=q,
         times=t,
