@@ -90,6 +90,46 @@ def _write_bvh(p: Path, clip: Clip) -> None:
     write_bvh_clip(p, clip)
 
 
+def _read_gltf(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
+    from .io.gltf import load_gltf
+
+    return load_gltf(p)
+
+
+def _clip_gltf(
+    p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]
+) -> Clip:
+    from .io.gltf import read_gltf
+
+    return read_gltf(p, animation, fps=fps, times=times, **options)
+
+
+def _write_gltf(p: Path, clip: Clip) -> None:
+    from .io.gltf import write_gltf
+
+    write_gltf(p, clip)
+
+
+def _read_usd(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
+    from .io.usd import load_usd
+
+    return load_usd(p)
+
+
+def _clip_usd(
+    p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]
+) -> Clip:
+    from .io.usd import read_usd
+
+    return read_usd(p, animation, fps=fps, times=times, **options)
+
+
+def _write_usd(p: Path, clip: Clip) -> None:
+    from .io.usd import write_usd
+
+    write_usd(p, clip)
+
+
 def _read_mjcf(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
     from .io.mjcf import load_mjcf
 
@@ -115,6 +155,22 @@ _BVH = FileFormat(
     clip=_clip_bvh,
     write=_write_bvh,
     options=("scale", "up", "positions"),
+)
+_GLTF = FileFormat(  # through pygltflib (the gltf extra)
+    "glTF",
+    _read_gltf,
+    floating_base="a glTF skeleton's top joints already move freely (free joints)",
+    clip=_clip_gltf,
+    write=_write_gltf,
+    options=("skeleton", "up", "scale"),
+)
+_USD = FileFormat(  # UsdSkel through usd-core (the usd extra)
+    "USD",
+    _read_usd,
+    floating_base="a USD skeleton's root joints already move freely (free joints)",
+    clip=_clip_usd,
+    write=_write_usd,
+    options=("skeleton", "up", "scale"),
 )
 _MJCF = FileFormat(  # compiled by MuJoCo (the mjcf extra)
     "MJCF",
@@ -152,6 +208,12 @@ FORMATS: dict[str, FileFormat] = {
     ".bvh": _BVH,
     ".xml": _MJCF,
     ".mjcf": _MJCF,
+    ".gltf": _GLTF,
+    ".glb": _GLTF,
+    ".usd": _USD,
+    ".usda": _USD,
+    ".usdc": _USD,
+    ".usdz": _USD,
     ".fbx": _FBX,
 }
 
@@ -188,7 +250,10 @@ def load(
 
     Files (:data:`FORMATS`): ``.urdf`` (through yourdfpy), ``.xacro`` (expanded by
     xacrodoc, the ``xacro`` extra, with xacro ``args``; see
-    :func:`kinetree.io.xacro.load_xacro`) and ``.bvh`` (the clip's skeleton).
+    :func:`kinetree.io.xacro.load_xacro`), ``.bvh`` (the clip's skeleton), ``.gltf`` /
+    ``.glb`` (a skin's skeleton with its skinned meshes; the ``gltf`` extra; see
+    :func:`kinetree.io.gltf.load_gltf`) and ``.usd``/``.usda``/``.usdc``/``.usdz``
+    (a UsdSkel Skeleton; the ``usd`` extra; see :func:`kinetree.io.usd.load_usd`).
     ``package_dirs``: where ``package://`` and ``$(find pkg)`` paths are looked up
     first: folders holding packages, package folders, or a mapping package name ->
     folder (see :func:`~kinetree.io.load_urdf`). MJCF (MuJoCo XML, ``.xml`` or

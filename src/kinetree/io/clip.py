@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SAMPLES",
+    "CharacterFileWarning",
     "Clip",
     "frame_tree",
     "local_poses",
@@ -137,11 +138,12 @@ class Clip:
 
     @property
     def evenly_spaced(self) -> bool:
-        """Whether the frames are ``1 / fps`` apart (within 1e-6 of a frame)."""
+        """Whether the frames are ``1 / fps`` apart (within 1e-3 of a frame: key times
+        stored as float32, as glTF and USD files hold them, are not exact)."""
         if self.n_frames < 2:
             return True
         dt = np.diff(self.times)
-        return bool(np.max(np.abs(dt * self.fps - 1.0)) < 1e-6)
+        return bool(np.max(np.abs(dt * self.fps - 1.0)) < 1e-3)
 
     def __repr__(self) -> str:
         return (
@@ -316,3 +318,8 @@ def local_poses(
         d = W[:, i, :3, 3] - W[:, p, :3, 3]
         local[:, i, :3, 3] = np.einsum("fji,fj->fi", Rp, d)
     return local
+
+
+class CharacterFileWarning(UserWarning):
+    """What a character file holds that a rigid skeleton cannot: an animated or shearing
+    scale, a sheared matrix, a mesh that is not triangles. The message names the joints."""
