@@ -16,10 +16,12 @@ Model layout
   those below the scene root (a Blender ``Armature``, a unit node scaling by 100). Each is a
   visible frame named as in the file (an empty name: ``node_<i>``; a repeated name gets
   ``_<i>`` after it).
-* A skeleton root joins ``world`` by a ``"free"`` joint and every other node its parent by a
-  ``"ball"`` joint (a unit quaternion, w first), both with their rest pose as origin, so
-  ``model.neutral()`` is the file's rest pose. A node whose translation the take animates
-  (relative to its parent) joins by a ``"free"`` joint in that clip's model.
+* The layout every character format shares (:func:`kinetree.io.skeleton.build_rig`): a
+  skeleton root joins ``world`` by a ``"free"`` joint and every other node its parent by a
+  ``"ball"`` joint at its rest offset, whose coordinates are the node's rotation relative
+  to its parent (a unit quaternion, w first); ``model.neutral()`` is the file's rest pose. A
+  node whose translation the take animates (relative to its parent) joins by a ``"free"``
+  joint in that clip's model.
 * FBX nodes carry scale; kinetree frames are rigid. Each node's frame is the rotation part
   of its world transform (a polar decomposition) at its world position, so every joint sits
   where ufbx puts it. A static scale (a unit node scaling by 100, a uniformly scaled joint,
@@ -51,10 +53,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..builder import ModelBuilder
 from ..errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
 from ..model import Model
 from ._files import as_path
+from .skeleton import JointTree, Rig, build_rig, rig_q
 
 if TYPE_CHECKING:
     from .clip import Clip
@@ -206,6 +208,9 @@ class _Skeleton:
             raise FileFormatError("the FBX file has no skeleton (no limb nodes, no skin)")
         self.parents = [int(p) for p in data["parents"]]
         self.A = _axes(data["axes"], up)
+        up_axis = int(data["axes"][1])
+        #: The up axis of the model's world, as the viewer names it.
+        self.up_letter = "xyz"[up_axis // 2] if up_axis < 6 else "y"
         self.s = _length_scale(float(data["unit_meters"]), scale)
         rest = np.asarray(data["rest"], dtype=np.float64)
         if not np.all(np.isfinite(rest)):
@@ -241,46 +246,42 @@ class _Skeleton:
         return max(float(np.max(np.linalg.norm(p - p.mean(axis=0), axis=1))), 1e-9)
 
 
-def _origins(sk: _Skeleton, offsets: np.ndarray | None = None) -> np.ndarray:
-    """Each joint's origin: its rest pose relative to its parent, at ``offsets`` (each
-    node's translation from its parent) where given."""
-    local = sk.local(sk.T_rest)
-    if offsets is not None:
-        local[:, :3, 3] = offsets
-    return local
+def _rig(
+    sk: _Skeleton, T: np.ndarray, free: set[int], offsets: np.ndarray, where: Path, up: str | None
+) -> Rig:
+    """The model (:func:`kinetree.io.skeleton.build_rig`, the layout every character
+    format shares) of the skeleton: rest rotations, ``offsets`` as the ball joints'
+    translations, ``free`` joints moving freely."""
+    rest = sk.local(sk.T_rest)
+    t = rest[:, :3, 3].copy()
+    inner = [i for i in range(len(sk.names)) if sk.parents[i] >= 0]
+    t[inner] = offsets[inner]
+    tree = JointTree(
+        names=sk.names,
+        parent=sk.parents,
+        t=t,
+        r=_quat(rest[:, :3, :3])[:, [1, 2, 3, 0]],
+        s=np.ones((len(sk.names), 3)),
+        above=[None] * len(sk.names),
+        moved=[i in free for i in range(len(sk.names))],
+    )
+    metadata = {
+        "source": str(where),
+        "format": "fbx",
+        "up": up if up is not None else sk.up_letter,
+        "length_scale": sk.s,
+    }
+    return build_rig(where.stem or "fbx", tree, None, 1.0, metadata, f"FBX file {str(where)!r}")
 
 
-def _build(sk: _Skeleton, free: set[int], name: str, local: np.ndarray) -> Model:
-    """The model: ``free`` joints (by index) and roots move freely, the others are ball
-    joints; ``local``: the joints' origins (:func:`_origins`)."""
-    root = "_world" if "world" in sk.names else "world"
-    b = ModelBuilder(name, root=root)
-    for i, n in enumerate(sk.names):
-        p = sk.parents[i]
-        kind = "free" if p < 0 or i in free else "ball"
-        b.add_joint(n, root if p < 0 else sk.names[p], n, type=kind, origin=local[i])
-    b.units = "m"
-    return b.build()
-
-
-def _q(
-    model: Model, sk: _Skeleton, T: np.ndarray, free: set[int], origins: np.ndarray
-) -> np.ndarray:
+def _q(rig: Rig, sk: _Skeleton, T: np.ndarray, free: set[int]) -> np.ndarray:
     """Configurations ``(n_frames, nq)`` putting every node at its world pose ``T``."""
     loc = sk.local(T)
-    Q = np.zeros((T.shape[0], model.nq))
-    for i, n in enumerate(sk.names):
-        sl = model.q_slice(n)
-        R0 = origins[i, :3, :3]
-        rel_R = np.swapaxes(R0, -1, -2) @ loc[:, i, :3, :3]
-        quat = _quat(rel_R)
-        if sk.parents[i] < 0 or i in free:
-            p0 = origins[i, :3, 3]
-            Q[:, sl.start : sl.start + 3] = np.einsum("ji,fj->fi", R0, loc[:, i, :3, 3] - p0)
-            Q[:, sl.start + 3 : sl.stop] = quat
-        else:
-            Q[:, sl] = quat
-    return Q
+    rotations = {i: _quat(loc[:, i, :3, :3])[:, [1, 2, 3, 0]] for i in range(len(sk.names))}
+    translations = {
+        i: loc[:, i, :3, 3] for i in range(len(sk.names)) if sk.parents[i] < 0 or i in free
+    }
+    return rig_q(rig, rotations, translations, T.shape[0])
 
 
 def _scale_warnings(sk: _Skeleton, world: np.ndarray | None) -> None:
@@ -385,8 +386,8 @@ def load_fbx(path: str | os.PathLike[str], *, up: str | None = None, scale: floa
     data = _run_child(p, None, None)
     sk = _Skeleton(data, up, scale)
     _scale_warnings(sk, None)
-    model = _build(sk, set(), p.stem, _origins(sk))
-    return _with_skins(model, _skins(data, sk))
+    rig = _rig(sk, sk.T_rest[None], set(), sk.local(sk.T_rest)[:, :3, 3], p, up)
+    return _with_skins(rig.model, _skins(data, sk))
 
 
 def read_fbx_clip(
@@ -447,10 +448,9 @@ def read_fbx_clip(
     R, _ = _rigid(world)
     T = sk.convert(R, world[..., :3, 3])
     free, offsets = _offsets(sk, T)
-    origins = _origins(sk, offsets)
-    model = _build(sk, free, p.stem, origins)
-    q = _q(model, sk, T, free, origins)
-    model = _with_skins(model, _skins(data, sk))
+    rig = _rig(sk, T, free, offsets, p, up)
+    q = _q(rig, sk, T, free)
+    model = _with_skins(rig.model, _skins(data, sk))
     return ClipType(
         model=model,
         q=q,
