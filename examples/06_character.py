@@ -45,14 +45,17 @@ def main() -> None:
           f"({len(caught)} warnings: the rig's controls scale)")  # fmt: skip
 
     # Track: from the neutral pose, each frame from the last, the prior filling the rest.
+    # The rig's controls carry the hips (their translations are animated): every joint
+    # may move, not only the rotations a character's model moves by default.
     parts = find_body_parts(m)
+    every = tuple(m.joint_names)
     q = m.neutral()
     tracked, worst, solved = [], 0.0, 0
     for k in range(clip.n_frames):
         seen = clip.q[k]
         targets: dict = {parts["pelvis"]: Pose(m.fk(seen, parts["pelvis"]))}
         targets |= {parts[r]: Position(m.fk(seen, parts[r])[:3, 3]) for r in TRACKED}
-        result = m.ik(targets, q0=q, prior="human", time_budget=None)
+        result = m.ik(targets, q0=q, prior="human", time_budget=None, active=every)
         q = result.q
         solved += bool(result.success)
         tracked.append(q)

@@ -212,6 +212,8 @@ class _Skeleton:
         #: The up axis of the model's world, as the viewer names it.
         self.up_letter = "xyz"[up_axis // 2] if up_axis < 6 else "y"
         self.s = _length_scale(float(data["unit_meters"]), scale)
+        #: The caller's ``scale``: model lengths are metres times it.
+        self.scale = float(scale)
         rest = np.asarray(data["rest"], dtype=np.float64)
         if not np.all(np.isfinite(rest)):
             raise FileFormatError("the FBX skeleton's rest transforms contain NaN or inf")
@@ -269,7 +271,8 @@ def _rig(
         "source": str(where),
         "format": "fbx",
         "up": up if up is not None else sk.up_letter,
-        "length_scale": sk.s,
+        "scale": sk.scale,
+        "length_scale": sk.scale,
     }
     return build_rig(where.stem or "fbx", tree, None, 1.0, metadata, f"FBX file {str(where)!r}")
 
