@@ -73,6 +73,9 @@ def _shoot(
 ) -> np.ndarray:
     """Open ``url``, wait until ``drawn(screenshot)`` holds, save the picture to ``path``."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})  # type: ignore[attr-defined]
+    # SwiftShader draws on the CPU: on a busy machine one frame (and so one screenshot)
+    # can take longer than playwright's 30 s default.
+    page.set_default_timeout(1000 * timeout)
     try:
         page.goto(url)
         page.add_style_tag(content=HIDE_NOTICES)
