@@ -12,8 +12,9 @@ Runs :mod:`fuzz_inputs` (in ``tests/``) on ``--cases`` cases (or until
 * ``minimized/``: with ``--minimize``, the smallest input found for one case per group;
 * ``summary.md``: the table and the groups.
 
-``--replay urdf:123`` rebuilds one case, prints it and runs it here. The exit status is
-1 when there are findings.
+The kinds are :data:`fuzz_inputs.KINDS`: URDF, BVH, MJCF, DH, glTF (``.gltf`` and
+``.glb``) and USD (``.usda``). ``--replay urdf:123`` rebuilds one case, prints it and
+runs it here. The exit status is 1 when there are findings.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Seeded mutators, an oracle and a process pool for fuzzing kinetree's loaders.
 
-Four kinds of input, each grown from real seeds:
+Six kinds of input, each grown from real seeds:
 
 * ``urdf``: ``src/kinetree/models/data/*.urdf`` and two hand-written URDFs (a
   branching arm with continuous, prismatic, fixed and mimic joints).
@@ -11,13 +11,17 @@ Four kinds of input, each grown from real seeds:
 * ``dh``: the DH tables of the built-in Panda, UR5 and iiwa, written as the
   Python source of one ``from_dh(...)`` call, so the saved input *is* the
   reproducer.
+* ``gltf``: ``tests/data/gltf/*.gltf`` (JSON with an embedded buffer), a third of the
+  cases wrapped in a GLB container (``case.glb``).
+* ``usd``: ``tests/data/usd/*.usda`` (UsdSkel text), read through usd-core.
 
 A case is rebuilt from ``(kind, seed)`` alone (:func:`make_case`). The oracle
 (:func:`check_case`) loads it and, if it loads, checks FK at the neutral and at
-three random configurations (all finite), a BVH clip's own frames, a BVH
-write/read round trip, and one IK solve (``max_iter=50, restarts=1``) whose
-claimed success is re-checked through FK. Allowed outcomes: a model, or a
-``KinetreeError``. :func:`run_cases` runs cases in worker processes with a
+three random configurations (all finite), a clip's own frames, a write/read round
+trip (BVH; glTF and USD through :func:`kinetree.write_clip`), and one IK solve
+(``max_iter=50, restarts=1``) whose claimed success is re-checked through FK. Allowed
+outcomes: a model, or a ``KinetreeError``. :func:`run_cases` runs cases in worker
+processes with a
 per-case time limit, so a hang or a crash is a finding too.
 """
 
@@ -46,11 +50,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BVH_DIR = ROOT / "tests" / "data" / "bvh"
+GLTF_DIR = ROOT / "tests" / "data" / "gltf"
+USD_DIR = ROOT / "tests" / "data" / "usd"
 URDF_DIR = ROOT / "src" / "kinetree" / "models" / "data"
 
-KINDS = ("urdf", "bvh", "mjcf", "dh")
-#: Case ``i`` of a campaign has kind ``KIND_CYCLE[i % 10]``: 3 urdf, 3 bvh, 3 dh, 1 mjcf.
-KIND_CYCLE = ("urdf", "bvh", "dh", "urdf", "bvh", "dh", "urdf", "bvh", "dh", "mjcf")
+KINDS = ("urdf", "bvh", "mjcf", "dh", "gltf", "usd")
+#: Case ``i`` of a campaign has kind ``KIND_CYCLE[i % 12]``: 3 urdf, 3 bvh, 3 dh, 1 mjcf,
+#: 1 gltf, 1 usd.
+KIND_CYCLE = (
+    "urdf", "bvh", "dh", "gltf", "urdf", "bvh", "dh", "usd", "urdf", "bvh", "dh", "mjcf",
+)  # fmt: skip
 TIMEOUT_S = 5.0  # a case running longer is a hang
 IK_OPTIONS: dict[str, Any] = {"max_iter": 50, "restarts": 1}
 IK_TOL = 1e-6  # kinetree's default tol [m] and [rad]
@@ -231,6 +240,10 @@ def seed_texts(kind: str) -> tuple[tuple[str, str], ...]:
         return tuple((p.name, _trim_bvh(p.read_text())) for p in sorted(BVH_DIR.glob("*.bvh")))
     if kind == "mjcf":
         return tuple((f"mjcf{i}.xml", t) for i, t in enumerate(_MJCF_SEEDS))
+    if kind == "gltf":
+        return tuple((p.name, p.read_text()) for p in sorted(GLTF_DIR.glob("*.gltf")))
+    if kind == "usd":
+        return tuple((p.name, p.read_text()) for p in sorted(USD_DIR.glob("*.usda")))
     raise ValueError(f"no text seeds for kind {kind!r}")
 
 
@@ -286,10 +299,21 @@ def make_case(kind: str, seed: int) -> Case:
         name, fn = rng.choice(_BYTE_MUTATORS)
         data = fn(rng, data)
         muts.append(name)
-    ext = {"urdf": ".urdf", "bvh": ".bvh", "mjcf": ".urdf"}[kind]
+    ext = {"urdf": ".urdf", "bvh": ".bvh", "mjcf": ".urdf", "gltf": ".gltf", "usd": ".usda"}[kind]
     if kind == "mjcf" and rng.random() < 0.5:
         ext = ".xml"
+    if kind == "gltf" and rng.random() < 0.33:
+        data, ext = _glb(data), ".glb"
     return Case(kind, seed, data[:MAX_BYTES], ext, origin, tuple(muts))
+
+
+def _glb(json_bytes: bytes) -> bytes:
+    """A GLB container holding ``json_bytes`` as its JSON chunk (buffers stay data URIs)."""
+    import struct
+
+    body = json_bytes + b" " * (-len(json_bytes) % 4)
+    header = struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(body))
+    return header + struct.pack("<I4s", len(body), b"JSON") + body
 
 
 Mutator = Callable[[random.Random, str], str]
@@ -1115,6 +1139,9 @@ def _load(case: Case, workdir: Path) -> tuple[Any, Any]:
     if case.kind == "bvh":
         clip = kinetree.read_bvh(path)
         return clip.model, clip
+    if case.kind in ("gltf", "usd"):
+        clip = kinetree.read_clip(path)
+        return clip.model, clip
     return kinetree.load(path), None
 
 
@@ -1146,8 +1173,12 @@ def _check_model(
         enter("fk-clip")
         _finite(clip.q, "clip.q")
         _finite(model.fk_all(clip.q[:3]), "FK at the clip's frames")
-        enter("bvh-roundtrip")
-        _bvh_roundtrip(clip, workdir)
+        if case.kind == "bvh":
+            enter("bvh-roundtrip")
+            _bvh_roundtrip(clip, workdir)
+        else:
+            enter(f"{case.kind}-roundtrip")
+            _clip_roundtrip(clip, case.ext, workdir)
     if model.dof == 0 or not model.end_effectors:
         notes.append("no IK: no DoF or no end effector")
         return
@@ -1170,6 +1201,26 @@ def _bvh_roundtrip(clip: Any, workdir: Path) -> None:
     back = kinetree.read_bvh(out)
     if back.q.shape != clip.q.shape or not np.allclose(back.q, clip.q, rtol=1e-9, atol=1e-9):
         raise Violation("write_bvh then read_bvh changes q")
+
+
+def _clip_roundtrip(clip: Any, ext: str, workdir: Path) -> None:
+    """A glTF or USD clip that loaded writes out and reads back to the same joint poses
+    (to float32, what both formats store animation curves in)."""
+    import numpy as np
+
+    import kinetree
+
+    gltf = ext in (".gltf", ".glb")
+    out = workdir / ("roundtrip.glb" if gltf else "roundtrip.usdc")
+    kinetree.write_clip(clip, out)
+    # glTF is written in metres (read back in the model's unit); USD keeps the unit.
+    back = kinetree.read_clip(out, scale=clip.model.length_scale if gltf else 1.0)
+    a, b = clip.world_poses(), back.world_poses()
+    if a.shape != b.shape:
+        raise Violation(f"write_clip then read_clip changes the joints ({a.shape} -> {b.shape})")
+    size = max(float(np.max(np.abs(a[..., :3, 3]), initial=0.0)), 1.0)
+    if not np.allclose(a, b, rtol=0.0, atol=1e-5 * size):
+        raise Violation("write_clip then read_clip changes the joint poses")
 
 
 def _check_ik(model: Any, frame: str, target: Any, result: Any) -> None:

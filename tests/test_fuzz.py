@@ -1,4 +1,5 @@
-"""Fuzz the loaders: a few hundred seeded, mutated URDF, BVH, MJCF and DH inputs.
+"""Fuzz the loaders: a few hundred seeded, mutated URDF, BVH, MJCF, DH, glTF and USD
+inputs.
 
 Each case must load, or raise a ``KinetreeError``, within 5 s; a loaded model must
 have finite FK, and an IK solve on it must not claim a success that FK contradicts
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fuzz_inputs import (
+    KIND_CYCLE,
     KINDS,
     Case,
     campaign,
@@ -35,7 +37,7 @@ def test_cases_are_reproducible() -> None:
         a, b = make_case(kind, 12345), make_case(kind, 12345)
         assert a == b
         assert a.data, kind
-    kinds = {c.kind for c in campaign(10, SEED)}
+    kinds = {c.kind for c in campaign(len(KIND_CYCLE), SEED)}
     assert kinds == set(KINDS)
 
 
@@ -44,6 +46,10 @@ def test_unmutated_seeds_load(tmp_path: Path) -> None:
     for kind in ("urdf", "bvh"):
         for name, text in seed_texts(kind):
             rec = check_case(Case(kind, 0, text.encode(), "." + kind, name, ()), tmp_path)
+            assert rec["outcome"] == "loaded", (name, rec)
+    for kind, ext in (("gltf", ".gltf"), ("usd", ".usda")):  # the formats extra
+        for name, text in seed_texts(kind):
+            rec = check_case(Case(kind, 0, text.encode(), ext, name, ()), tmp_path)
             assert rec["outcome"] == "loaded", (name, rec)
     for name, text in seed_texts("mjcf"):  # through MuJoCo's compiler (the mjcf extra)
         rec = check_case(Case("mjcf", 0, text.encode(), ".xml", name, ()), tmp_path)

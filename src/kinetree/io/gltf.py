@@ -162,6 +162,8 @@ class _File:
             raise FileFormatError(f"{self.where}: buffer {index} does not exist")
         buf = buffers[index]
         uri = buf.uri
+        if uri is not None and not isinstance(uri, str):
+            raise FileFormatError(f"{self.where}: buffer {index} uri is not a string")
         if uri is None:
             try:
                 data = self.doc.binary_blob()
@@ -179,7 +181,7 @@ class _File:
                 raise FileFormatError(f"{self.where}: buffer {index}: {_short(exc)}") from None
         else:
             data = self._external(uri, f"buffer {index}")
-        length = int(buf.byteLength or 0)
+        length = _int(buf.byteLength or 0, f"{self.where}: buffer {index} byteLength")
         if len(data) < length:
             raise FileFormatError(
                 f"{self.where}: buffer {index} holds {len(data)} bytes, fewer than its "
@@ -205,15 +207,17 @@ class _File:
         if not isinstance(index, int) or not 0 <= index < len(views):
             raise FileFormatError(f"{self.where}: buffer view {index!r} does not exist")
         v = views[index]
-        data = self.buffer(int(v.buffer))
-        start = int(v.byteOffset or 0)
-        length = int(v.byteLength or 0)
+        where = f"{self.where}: buffer view {index}"
+        data = self.buffer(_int(v.buffer, f"{where}: buffer"))
+        start = _int(v.byteOffset or 0, f"{where}: byteOffset")
+        length = _int(v.byteLength or 0, f"{where}: byteLength")
         if start < 0 or length < 0 or start + length > len(data):
             raise FileFormatError(
                 f"{self.where}: buffer view {index} (bytes {start}..{start + length}) reaches "
                 f"past its buffer of {len(data)} bytes (a truncated file?)"
             )
-        return data, start, length, v.byteStride
+        stride = None if v.byteStride is None else _int(v.byteStride, f"{where}: byteStride")
+        return data, start, length, stride
 
     def accessor(self, index: object, what: str) -> np.ndarray:
         """Accessor ``index`` as float64 ``(count, width)`` (normalised ints scaled)."""
@@ -228,14 +232,14 @@ class _File:
             )
         dtype, divisor = _COMPONENTS[a.componentType]
         width = _WIDTH[a.type]
-        count = int(a.count or 0)
+        count = _int(a.count or 0, f"{where}: count")
         if not 0 < count <= _MAX_COUNT:
             raise FileFormatError(f"{where}: count {count} is out of range 1..{_MAX_COUNT}")
         item = np.dtype(dtype).itemsize
         out = np.zeros((count, width), dtype=np.float64)
         if a.bufferView is not None:
             data, start, length, stride = self.view(a.bufferView)
-            offset = int(a.byteOffset or 0)
+            offset = _int(a.byteOffset or 0, f"{where}: byteOffset")
             step = int(stride) if stride else item * width
             if a.type.startswith("MAT") and item < 4 and not stride:
                 raise FileFormatError(f"{where}: small-component matrices are not supported")
@@ -313,8 +317,18 @@ class _File:
         return None
 
 
+def _int(value: object, what: str) -> int:
+    """A JSON integer, or FileFormatError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FileFormatError(f"{what} must be an integer, got {value!r:.60}")
+    return value
+
+
 def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
+    try:
+        text = str(exc) or type(exc).__name__
+    except Exception:  # a message holding bytes that are not text
+        text = type(exc).__name__
     return text if len(text) <= 200 else text[:197] + "..."
 
 
@@ -414,6 +428,8 @@ def _rest(f: _File, i: int) -> _Trs:
             )
             u, _, vt = np.linalg.svd(R)
             R = u @ vt
+        if not np.all(np.isfinite(R)) or np.linalg.det(R) <= 0.5:
+            raise FileFormatError(f"{where}: matrix is not a rotation and scale")
         q = matrix_to_quaternion(R)  # w first
         return _Trs(t, np.array([q[1], q[2], q[3], q[0]]), s)
     t = _finite(

@@ -144,6 +144,11 @@ class Skin:
         for what, a in (("vertices", v), ("inverse_bind", ib)):
             if not np.all(np.isfinite(a)):
                 raise InvalidValueError(f"Skin: {what} contains NaN or inf")
+        det = np.abs(np.linalg.det(ib[:, :3, :3]))
+        if np.any(~(det > 1e-12)) or np.any(
+            ~np.isfinite(np.linalg.inv(ib[:, :3, :3][det > 1e-12]))
+        ):
+            raise InvalidValueError("Skin: an inverse_bind matrix is singular")
         object.__setattr__(self, "vertices", _readonly(v))
         object.__setattr__(self, "faces", _readonly(f))
         object.__setattr__(self, "joint_names", names)

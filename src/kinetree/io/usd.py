@@ -37,11 +37,12 @@ meshes of ``model.skins``; ``upAxis`` is the model's, ``metersPerUnit`` is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,27 @@ from .skin import Skin
 __all__ = ["load_usd", "read_usd", "write_usd"]
 
 _SCALE_TOLERANCE = 1e-6
+#: Brackets nested deeper than this in a text (usda) file are refused before USD parses
+#: it: real files nest a handful, and USD's parser takes minutes on thousands.
+MAX_NESTING = 64
+_STRINGS = re.compile(rb'"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+
+
+def _check_text(path: Path, where: str) -> None:
+    """Refuse a text USD file whose brackets nest deeper than :data:`MAX_NESTING`."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if head.startswith(b"PXR-USDC") or head.startswith(b"PK"):
+        return  # crate or usdz: binary
+    data = np.frombuffer(_STRINGS.sub(b"", path.read_bytes()), dtype=np.uint8)
+    step = np.isin(data, np.frombuffer(b"([{", np.uint8)).astype(np.int64)
+    step -= np.isin(data, np.frombuffer(b")]}", np.uint8))
+    depth = int(np.max(np.cumsum(step), initial=0))
+    if depth > MAX_NESTING:
+        raise FileFormatError(
+            f"{where} nests brackets {depth} deep (more than {MAX_NESTING}): not a USD layer "
+            "kinetree reads"
+        )
 
 
 def _pxr() -> Any:
@@ -98,6 +120,7 @@ class _Stage:
             raise FileFormatError(f"{self.where} does not exist")
         if path.stat().st_size == 0:
             raise FileFormatError(f"{self.where} is empty")
+        _check_text(path, self.where)
         try:
             stage = lib.Usd.Stage.Open(str(path), lib.Usd.Stage.LoadAll)
         except Exception as exc:  # Tf.ErrorException and friends
@@ -155,7 +178,10 @@ class _Stage:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # a message holding bytes that are not text (a mangled file's)
+        text = type(exc).__name__
     return text[:300] or type(exc).__name__
 
 
@@ -174,6 +200,8 @@ def _decompose(M: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray, np.nda
     if sheared:
         u, _, vt = np.linalg.svd(R)
         R = u @ vt
+    if not np.all(np.isfinite(R)) or np.linalg.det(R) <= 0.5:
+        raise FileFormatError(f"{what} is not a rotation and scale")
     q = matrix_to_quaternion(R)
     return t, np.array([q[1], q[2], q[3], q[0]]), s, sheared
 
@@ -258,6 +286,8 @@ def _codes(st: _Stage, prim: Any) -> list[float]:
 def _rig(st: _Stage, up: str | None, scale: float) -> tuple[Rig, float]:
     lib = st.lib
     rest_attr = st.skel.GetRestTransformsAttr().Get()
+    if rest_attr is not None and not hasattr(rest_attr, "__len__"):
+        raise FileFormatError(f"{st.where}: skeleton restTransforms is not an array of matrices")
     if rest_attr is None or len(rest_attr) != len(st.joints):
         raise FileFormatError(
             f"{st.where}: skeleton restTransforms has {0 if rest_attr is None else len(rest_attr)} "
@@ -343,6 +373,20 @@ def _rig(st: _Stage, up: str | None, scale: float) -> tuple[Rig, float]:
     return dataclasses.replace(rig, model=model), size
 
 
+@contextlib.contextmanager
+def _usd_errors(path: object) -> Iterator[None]:
+    """USD's own errors (``Tf.ErrorException``: a value of the wrong type, an unreadable
+    primvar) as :class:`~kinetree.errors.FileFormatError` naming the file."""
+    try:
+        yield
+    except KinetreeError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.startswith("pxr") or type(exc).__name__ == "ErrorException":
+            raise FileFormatError(f"USD file {str(path)!r}: {_first_line(exc)}") from None
+        raise
+
+
 def _open(path: str | os.PathLike[str], skeleton: str | None) -> _Stage:
     p = as_path(path, "the path of a .usd, .usda, .usdc or .usdz file (str or os.PathLike)")
     return _Stage(p, skeleton)
@@ -364,9 +408,10 @@ def load_usd(
     :class:`~kinetree.errors.KinetreeError` listing the skeletons of a file with several.
     """
     s = check_up_scale(up, scale)
-    st = _open(path, skeleton)
-    rig, _ = _rig(st, up, s)
-    return _with_skins(st, rig)
+    with _usd_errors(path):
+        st = _open(path, skeleton)
+        rig, _ = _rig(st, up, s)
+        return _with_skins(st, rig)
 
 
 def read_usd(
@@ -383,6 +428,19 @@ def read_usd(
     module docstring for ``animation``); ``fps`` / ``times`` [s] resample, else the
     animation's time samples."""
     s = check_up_scale(up, scale)
+    with _usd_errors(path):
+        return _read_usd(path, animation, fps, times, skeleton, up, s)
+
+
+def _read_usd(
+    path: str | os.PathLike[str],
+    animation: str | int | None,
+    fps: float | None,
+    times: ArrayLike | None,
+    skeleton: str | None,
+    up: str | None,
+    s: float,
+) -> Clip:
     st = _open(path, skeleton)
     rig, _ = _rig(st, up, s)
     model = _with_skins(st, rig)
@@ -422,9 +480,15 @@ def _with_skins(st: _Stage, rig: Rig) -> Model:
     bind_attr = st.skel.GetBindTransformsAttr().Get()
     bind = (
         np.array([_np(m) for m in bind_attr])
-        if bind_attr is not None and len(bind_attr) == len(st.joints)
+        if bind_attr is not None
+        and hasattr(bind_attr, "__len__")
+        and len(bind_attr) == len(st.joints)
         else None
     )
+    if bind is not None and (
+        not np.all(np.isfinite(bind)) or np.any(np.abs(np.linalg.det(bind[:, :3, :3])) < 1e-12)
+    ):
+        raise FileFormatError(f"{st.where}: skeleton bindTransforms are singular or not finite")
     for binding in st.cache.ComputeSkelBindings(st.root, lib.Usd.TraverseInstanceProxies()):
         if binding.GetSkeleton().GetPrim() != st.skel.GetPrim():
             continue
