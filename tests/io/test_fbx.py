@@ -209,3 +209,29 @@ def test_nan_in_curves_raises(tmp_path: Path) -> None:
     bad.write_text("\n".join(lines), encoding="utf-8")
     with pytest.raises(FileFormatError, match="NaN"):
         read_fbx_clip(bad, fps=24)
+
+
+def test_through_load_and_read_clip() -> None:
+    """The FORMATS row: kinetree.load and kinetree.read_clip reach the FBX reader, with
+    its options (up, scale) and no others."""
+    clip = kinetree.read_clip(SAUSAGE_BIN, "wiggle", fps=24, scale=2.0)
+    direct = read_fbx_clip(SAUSAGE_BIN, fps=24, scale=2.0)
+    np.testing.assert_array_equal(clip.q, direct.q)
+    model = kinetree.load(SAUSAGE_BIN)
+    assert model.metadata["format"] == "fbx" and len(model.skins) == 1
+    with pytest.raises(InvalidValueError, match="skeleton"):
+        kinetree.read_clip(SAUSAGE_BIN, skeleton="joint1")
+
+
+def test_a_crash_of_the_reader_is_a_file_format_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ufbx's binding may end its process with a segmentation fault: the reader's child
+    process dying by a signal is a FileFormatError saying so, not the caller's death."""
+    real = subprocess.run
+
+    def killed(args, **kwargs):  # the child, made to die by SIGSEGV before reading
+        code = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+        return real([sys.executable, "-c", code], **kwargs)
+
+    monkeypatch.setattr("kinetree.io.fbx.subprocess.run", killed)
+    with pytest.raises(FileFormatError, match="crashed"):
+        read_fbx_clip(SAUSAGE_BIN)
