@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-#: Node attribute type of a limb node (``ufbx.ElementType.BONE``), looked up at run time.
-_KEEP: list[Any] = []  # every ufbx wrapper, alive until os._exit
+#: Every ufbx wrapper this process touched, alive until ``os._exit``.
+_KEEP: list[Any] = []
 
 
 def _k(x: Any) -> Any:
@@ -47,8 +47,8 @@ def _items(lst: Any) -> list[Any]:
 
 
 def _skeleton(nodes: list[Any], bone_type: Any) -> list[int]:
-    """Indices (``typed_id``) of the skeleton's nodes: limb nodes, the bones of skin
-    clusters, and every ancestor of those below the scene root, parents first."""
+    """``typed_id`` of every limb node (``main`` adds the skin clusters' bones and the
+    ancestors of both)."""
     want: set[int] = set()
     for n in nodes:
         if n.attrib_type == bone_type or n.bone is not None:

@@ -248,9 +248,7 @@ class _Skeleton:
         return max(float(np.max(np.linalg.norm(p - p.mean(axis=0), axis=1))), 1e-9)
 
 
-def _rig(
-    sk: _Skeleton, T: np.ndarray, free: set[int], offsets: np.ndarray, where: Path, up: str | None
-) -> Rig:
+def _rig(sk: _Skeleton, free: set[int], offsets: np.ndarray, where: Path, up: str | None) -> Rig:
     """The model (:func:`kinetree.io.skeleton.build_rig`, the layout every character
     format shares) of the skeleton: rest rotations, ``offsets`` as the ball joints'
     translations, ``free`` joints moving freely."""
@@ -389,7 +387,7 @@ def load_fbx(path: str | os.PathLike[str], *, up: str | None = None, scale: floa
     data = _run_child(p, None, None)
     sk = _Skeleton(data, up, scale)
     _scale_warnings(sk, None)
-    rig = _rig(sk, sk.T_rest[None], set(), sk.local(sk.T_rest)[:, :3, 3], p, up)
+    rig = _rig(sk, set(), sk.local(sk.T_rest)[:, :3, 3], p, up)
     return _with_skins(rig.model, _skins(data, sk))
 
 
@@ -451,7 +449,7 @@ def read_fbx_clip(
     R, _ = _rigid(world)
     T = sk.convert(R, world[..., :3, 3])
     free, offsets = _offsets(sk, T)
-    rig = _rig(sk, T, free, offsets, p, up)
+    rig = _rig(sk, free, offsets, p, up)
     q = _q(rig, sk, T, free)
     model = _with_skins(rig.model, _skins(data, sk))
     return ClipType(
