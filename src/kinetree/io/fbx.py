@@ -53,7 +53,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
+from ..errors import (
+    FileFormatError,
+    InvalidValueError,
+    KinetreeError,
+    UnknownNameError,
+    UnsupportedError,
+)
 from ..model import Model
 from ._files import as_path
 from .skeleton import JointTree, Rig, build_rig, rig_q
@@ -329,20 +335,27 @@ def _skins(data: dict[str, Any], sk: _Skeleton) -> tuple[Skin, ...]:
             stretch = np.eye(4)
             stretch[:3, :3] = sk.S_rest[b]
             ib.append(Sigma @ stretch @ a["geometry_to_bone"][c] @ G_inv @ C_inv)
-        # one joint column per cluster, merged where two clusters bind the same bone
-        names = [sk.names[b] for b in bones]
-        out.append(
-            Skin(
+        # one joint per bone: clusters binding the same bone share its column (the first
+        # cluster's inverse bind matrix)
+        first = {b: c for c, b in reversed(list(enumerate(bones)))}
+        unique = sorted(first, key=lambda b: first[b])
+        column = np.array([unique.index(b) for b in bones], dtype=np.int64)
+        joints = column[a["joints"]] if len(column) else a["joints"]
+        ib = [ib[first[b]] for b in unique]
+        try:
+            skin = Skin(
                 vertices=sk.s * (v @ sk.A.T),
                 faces=a["faces"],
-                joint_names=tuple(names),
-                joints=a["joints"],
+                joint_names=tuple(sk.names[b] for b in unique),
+                joints=joints,
                 weights=a["weights"],
                 inverse_bind=np.array(ib),
                 base_color=tuple(meta["color"]),
                 name=str(meta["name"]),
             )
-        )
+        except KinetreeError as exc:  # weights that do not sum to 1, NaN vertices...
+            raise FileFormatError(f"FBX mesh {meta['name']!r}: {exc}") from None
+        out.append(skin)
     return tuple(out)
 
 
