@@ -102,7 +102,7 @@ def test_the_suffix_table_drives_load_and_its_message(monkeypatch, tmp_path: Pat
     fmt = kinetree.loading.FileFormat("Odd", lambda p, args, dirs, fb: made)
     monkeypatch.setitem(kinetree.loading.FORMATS, ".odd", fmt)
     assert kinetree.load(odd) is made
-    with pytest.raises(UnsupportedError, match=r"\.mjcf, \.odd;.*Odd \(\.odd\)"):
+    with pytest.raises(UnsupportedError, match=r"\.usdz, \.odd;.*Odd \(\.odd\)"):
         kinetree.load(tmp_path / "robot.other")
     fixed_only = kinetree.loading.FileFormat("Odd", fmt.read, floating_base="no base")
     monkeypatch.setitem(kinetree.loading.FORMATS, ".odd", fixed_only)

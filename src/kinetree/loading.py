@@ -96,9 +96,7 @@ def _read_gltf(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Mo
     return load_gltf(p)
 
 
-def _clip_gltf(
-    p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]
-) -> Clip:
+def _clip_gltf(p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]) -> Clip:
     from .io.gltf import read_gltf
 
     return read_gltf(p, animation, fps=fps, times=times, **options)
@@ -116,9 +114,7 @@ def _read_usd(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Mod
     return load_usd(p)
 
 
-def _clip_usd(
-    p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]
-) -> Clip:
+def _clip_usd(p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]) -> Clip:
     from .io.usd import read_usd
 
     return read_usd(p, animation, fps=fps, times=times, **options)

@@ -139,7 +139,8 @@ def test_gltf_and_bvh_written_as_usd(tmp_path: Path) -> None:
     assert back.joint_names == ("node_2", "node_2/node_3")
     # SkelAnimation stores float32 translations and rotations.
     assert np.abs(back.world_poses() - gltf.world_poses()).max() < 1e-6 * _size(gltf)
-    bvh = kinetree.read_clip(DATA / "bvh" / "cmu_12_01_walk.bvh")
+    walk = kinetree.read_bvh(DATA / "bvh" / "cmu_12_01_walk.bvh").slice(0, 60)
+    bvh = kinetree.Clip.from_bvh(walk)
     kinetree.write_clip(bvh, tmp_path / "walk.usdc")
     walk = kinetree.read_clip(tmp_path / "walk.usdc")
     assert walk.model.length_scale == pytest.approx(bvh.model.length_scale)
