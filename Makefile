@@ -82,11 +82,12 @@ test-interop: $(STAMP)
 	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
 
 # The viewer in headless Chromium (Debian's chromium, installed when missing; playwright
-# drives it): screenshots of the Panda with its meshes and of a CMU walk into docs/figures.
+# drives it): screenshots of the Panda with its meshes, of a CMU walk and of a skinned glTF
+# character before and after its hand is dragged, into docs/figures.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test-browser: $(STAMP)
 	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
-	$(BIN)/pip install -q -e ".[viewer,meshes]" "playwright>=1.40"
+	$(BIN)/pip install -q -e ".[viewer,meshes,formats]" "playwright>=1.40"
 	KINETREE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser
 
 # The long fuzz campaign (>= 20,000 mutated URDF/BVH/MJCF/DH inputs; docs/fuzz.md).

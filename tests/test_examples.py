@@ -22,6 +22,7 @@ WRITES = {
     "03_humanoid_reach.py": ["03_humanoid_reach.png"],
     "04_bvh_edit.py": ["04_walk_hand_raised.bvh"],
     "05_sparse_mocap_pose.py": [],
+    "06_character.py": ["06_character.gif", "06_character.glb", "06_robot.usda"],
 }
 EXPECT = {
     "01_load_urdf_and_solve.py": "FK check: position error",
@@ -29,6 +30,7 @@ EXPECT = {
     "03_humanoid_reach.py": "above_hips       success=True",
     "04_bvh_edit.py": "240/240 frames on target",
     "05_sparse_mocap_pose.py": "four-point, prior: 21/21 frames solved",
+    "06_character.py": "glTF written and read back: 1 skinned mesh, 21 frames",
 }
 
 

@@ -408,3 +408,37 @@ def test_a_drag_from_a_stretched_pose_gets_out() -> None:
         np.testing.assert_allclose(model.fk(v.q, "tip")[:3, 3], goal, atol=1e-5)
         assert "IK reached from a bent start" in v.status
         assert np.all(model.within_limits(v.q))
+
+
+# --- skinned meshes -------------------------------------------------------------------
+
+
+def test_a_skinned_character_is_drawn_as_its_mesh_deforming_with_the_pose() -> None:
+    """A character with a skin (an FBX export of the ufbx test data) is a viser skinned
+    mesh, not a stick figure; after the pose changes, the mesh the browser draws (its
+    bones applied to the bind vertices) is kinetree.io.skin.deform at the new pose.
+    (Dragging a hand in a real browser: tests/browser.)"""
+    pytest.importorskip("ufbx")
+    from kinetree.io.skin import deform
+
+    model = kinetree.load(TESTS / "data" / "fbx" / "maya_game_sausage_7500_binary_wiggle.fbx")
+    (skin,) = model.skins
+    with Viewer(model, port=0, targets=["joint4"]) as v:
+        fig = v._figure
+        assert fig.has_meshes and not fig.show_skeleton
+        (handle,) = fig.skin_handles
+        assert len(handle.bones) == len(skin.joint_names) == 3
+        assert handle.name == "/robot_skin0"
+        before = fig.skin_vertices()
+        np.testing.assert_allclose(before, deform(skin, model, v.q), atol=1e-9)
+        q = v.q.copy()
+        sl = model.q_slice("joint2")
+        q[sl] = [np.cos(0.3), 0.0, 0.0, np.sin(0.3)]  # joint2 turned by 0.6 rad about z
+        v.show(q)
+        after = fig.skin_vertices()
+        np.testing.assert_allclose(after, deform(skin, model, q), atol=1e-9)
+        moved = np.linalg.norm(after - before, axis=1)
+        assert moved.max() > 0.005  # the vertices bound past joint2 swung
+        assert moved.min() < 1e-9  # those bound to joint1 alone stayed
+        fig.set_visible(meshes=False)
+        assert not handle.visible

@@ -258,3 +258,50 @@ def test_bvh_root_translation_is_not_drawn_as_a_bone() -> None:
     # Hips hangs from the world through position channels: no segment; Spine hangs from Hips.
     assert parents[names.index("Hips")] == -1
     assert names[parents[names.index("Spine")]] == "Hips"
+
+
+# --- skinned meshes -------------------------------------------------------------------
+
+FBX_DATA = __import__("pathlib").Path(__file__).parent / "data" / "fbx"
+
+
+def _skinned_clip():
+    pytest.importorskip("ufbx")
+    return kinetree.read_clip(FBX_DATA / "maya_game_sausage_7500_binary_wiggle.fbx", fps=12)
+
+
+def test_a_skinned_mesh_is_drawn_deformed_where_linear_blend_skinning_puts_it():
+    """The triangles drawn for a character's skin are kinetree.io.skin.deform's vertices
+    at the drawn pose (in the picture's axes), and no stick figure is drawn."""
+    from kinetree.io.skin import deform
+    from kinetree.viz.plot import _view
+
+    clip = _skinned_clip()
+    model = clip.model
+    (skin,) = model.skins
+    q = clip.q[len(clip) // 2]
+    ax = viz.draw(model, q, show_joints=False)
+    (skel,) = ax._kinetree_skeletons
+    layer = skel.mesh
+    assert layer is not None and skel.lines == []
+    want = _view(model, deform(skin, model, q)[skin.faces], None)
+    np.testing.assert_allclose(layer.world, want, atol=1e-12)
+
+
+def test_animate_a_skinned_character_gif_draws_the_mesh(tmp_path):
+    """A GIF of the clip shows the mesh: many pixels of the skin's colour (grey), where
+    the stick figure of the same four joints (meshes=False) has almost none."""
+    clip = _skinned_clip()
+    out = viz.animate(clip.model, clip.q[:6], tmp_path / "skin.gif", dpi=50)
+    stick = viz.animate(clip.model, clip.q[:6], tmp_path / "stick.gif", dpi=50, meshes=False)
+    assert gif_frames(out) == 6
+
+    def grey_pixels(path):
+        with Image.open(path) as im:
+            im.seek(3)
+            a = np.asarray(im.convert("RGB")).astype(int)
+        spread = a.max(axis=-1) - a.min(axis=-1)
+        return int(np.sum((spread < 12) & (a.mean(axis=-1) > 40) & (a.mean(axis=-1) < 200)))
+
+    assert grey_pixels(out) > 2000
+    assert grey_pixels(out) > 5 * grey_pixels(stick)  # the stick picture: axes and text

@@ -176,6 +176,27 @@ _MJCF = FileFormat(  # compiled by MuJoCo (the mjcf extra)
     check=_not_urdf,
 )
 
+
+def _read_fbx(p: Path, args: Any, package_dirs: Any, floating_base: bool) -> Model:
+    from .io.fbx import load_fbx  # read by ufbx (the fbx extra)
+
+    return load_fbx(p)
+
+
+def _clip_fbx(p: Path, animation: Any, fps: Any, times: Any, options: Mapping[str, Any]) -> Clip:
+    from .io.fbx import read_fbx_clip
+
+    return read_fbx_clip(p, animation, fps=fps, times=times, **options)
+
+
+_FBX = FileFormat(
+    "FBX",
+    _read_fbx,
+    floating_base="an FBX skeleton's roots already move freely (free joints)",
+    clip=_clip_fbx,
+    options=("scale", "up"),
+)
+
 #: Suffix (lower case) -> the format :func:`load` reads it as.
 FORMATS: dict[str, FileFormat] = {
     ".urdf": _URDF,
@@ -189,6 +210,7 @@ FORMATS: dict[str, FileFormat] = {
     ".usda": _USD,
     ".usdc": _USD,
     ".usdz": _USD,
+    ".fbx": _FBX,
 }
 
 

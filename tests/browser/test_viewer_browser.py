@@ -7,7 +7,8 @@ extras, then runs this with ``KINETREE_BROWSER=1``. WebGL runs on SwiftShader (t
 Each test opens the viewer's page, waits until the scene has been drawn, saves a
 screenshot into ``docs/figures`` (the README shows them) and checks that the 3D view
 is not blank: its pixels vary, and the robot's own colours are there (the Panda's
-dark joint caps and the gizmo's axis colours; the walk's blue bones).
+dark joint caps and the gizmo's axis colours; the walk's blue bones; a skinned glTF
+character's grey body, not its stick figure, and its arm moved after a hand is dragged).
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ def _shoot(
 ) -> np.ndarray:
     """Open ``url``, wait until ``drawn(screenshot)`` holds, save the picture to ``path``."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})  # type: ignore[attr-defined]
+    # SwiftShader draws on the CPU: on a busy machine one frame (and so one screenshot)
+    # can take longer than playwright's 30 s default.
+    page.set_default_timeout(1000 * timeout)
     try:
         page.goto(url)
         page.add_style_tag(content=HIDE_NOTICES)
@@ -134,3 +138,49 @@ def test_a_cmu_walk_from_bvh(browser: object) -> None:
     scene = _scene(shot)
     assert scene.std() > 10.0
     assert _near(scene, (30, 90, 200), 60) > 200  # the bones
+
+
+KENNEY = REPO / "tests" / "data" / "fbx" / "maya_kenney_character_7700_binary.fbx"
+
+
+def _body(scene: np.ndarray) -> int:
+    """Pixels of the character's grey skin, lit: channels alike, neither dark nor white."""
+    mean = scene.mean(axis=-1)
+    return int(np.sum((np.ptp(scene, axis=-1) < 20) & (mean > 70) & (mean < 215)))
+
+
+def test_a_skinned_gltf_character_deforms_when_its_hand_is_dragged(
+    browser: object, tmp_path: Path
+) -> None:
+    """Kenney's character (FBX in the tests' data) written as glTF with its skinned mesh
+    and loaded from the .glb: the page draws the body (many grey pixels, no blue stick
+    figure); after the right hand's gizmo is dragged up, the arm is drawn elsewhere."""
+    pytest.importorskip("ufbx")
+    from kinetree.anim import Motion
+
+    fbx_model = kinetree.load(KENNEY)
+    glb = tmp_path / "kenney.glb"
+    kinetree.write_clip(Motion(model=fbx_model, q=fbx_model.neutral()[None], fps=30.0), glb)
+    model = kinetree.load(glb)
+    assert model.skins, "the glTF file lost its skinned mesh"
+    with Viewer(model, port=0, targets=["RightHand"]) as v:
+        assert v.has_meshes and not v._figure.show_skeleton
+        before = _shoot(
+            browser, v.url, FIGURES / "viewer_character.png", lambda s: _body(_scene(s)) > 5000
+        )
+        goal = model.fk(v.q, "RightHand")
+        size = float(np.ptp(model.fk_all(v.q)[:, :3, 3], axis=0).max())
+        goal[:3, 3] += np.array([0.0, 0.25, 0.0]) * size  # the hand up a quarter of the body
+        result = v.set_target("RightHand", goal[:3, 3])
+        assert result is not None and result.success, v.status
+        after = _shoot(
+            browser,
+            v.url,
+            FIGURES / "viewer_character_dragged.png",
+            lambda s: _body(_scene(s)) > 5000,
+        )
+    a, b = _scene(before), _scene(after)
+    assert _body(a) > 5000 and _body(b) > 5000  # the body is drawn, both times
+    assert _near(a, (30, 90, 200), 60) < 200  # no stick figure's blue bones
+    changed = np.linalg.norm(a - b, axis=-1) > 40
+    assert changed.sum() > 1500  # the arm (and what it uncovered) moved

@@ -4,8 +4,11 @@ Scene layout under a prefix (``/robot`` by default): one node per frame,
 ``{prefix}/f{i}``, placed at the frame's world pose; its visual meshes
 (``.../visual{j}``), collision shapes (``.../collision{j}``, hidden until asked for)
 and name label hang below it, in the frame's coordinates, so moving the model sends
-one pose per frame. The skeleton (bones and joint dots) is drawn in world
-coordinates and rewritten on each move while it is shown.
+one pose per frame. A character's skinned meshes (:attr:`Model.skins`) are viser skinned
+meshes, ``{prefix}_skin{k}``, in world coordinates: one bone per skin joint, set to the
+rigid transform ``T_world_joint(q) @ inverse_bind`` (identity at the bind pose), so the
+browser deforms the mesh by linear blend skinning as the pose changes. The skeleton (bones
+and joint dots) is drawn in world coordinates and rewritten on each move while it is shown.
 
 A link whose mesh could not be read is drawn with its bones (the lines from its frame
 to its children's), with a :class:`~kinetree.geometry.GeometryWarning`; a model with no
@@ -77,8 +80,10 @@ class RobotFigure:
                 GeometryWarning,
                 stacklevel=3,
             )
+        #: The skinned meshes drawn (a character's body), with their joints' frame indices.
+        self.skins = tuple(model.skins) if meshes else ()
         #: True when the model is drawn with meshes (some visual shape could be drawn).
-        self.has_meshes = bool(self.visual.parts)
+        self.has_meshes = bool(self.visual.parts) or bool(self.skins)
         # Bones of the links with a missing mesh, drawn even with meshes shown.
         self.patch_bones = missing_bones(model, self.visual)
         #: Frames drawn as a skeleton because a mesh of theirs could not be read.
@@ -117,6 +122,10 @@ class RobotFigure:
             )
             for j, p in enumerate(self.collision.parts)
         ]
+        self.skin_columns = [
+            np.array([index[n] for n in skin.joint_names], dtype=np.int64) for skin in self.skins
+        ]
+        self.skin_handles = [self._add_skin(k, skin) for k, skin in enumerate(self.skins)]
         self.labels = [
             scene.add_label(f"{prefix}/f{i}/label", name, visible=False)
             for i, name in enumerate(names)
@@ -125,6 +134,8 @@ class RobotFigure:
         self.skeleton = self._add_skeleton("skeleton", self.bones, T, self.show_skeleton)
         self.patch = self._add_skeleton("patch", self.patch_bones, T, bool(len(self.patch_bones)))
         self.T = T
+        self.skin_bones: list[np.ndarray] = [np.zeros((0, 7)) for _ in self.skins]
+        self._move_skins()
         self.sphere_handles: list[Any] = []  # the collision spheres, made on first show
         self.sphere_error: str | None = None  # why they cannot be shown, once tried
 
@@ -157,6 +168,57 @@ class RobotFigure:
             )
             for j, (frame, c, r) in enumerate(zip(rs.frames, rs.centers, rs.radii, strict=True))
         ]
+
+    # --- skinned meshes ----------------------------------------------------------------
+
+    def _add_skin(self, k: int, skin: Any) -> Any:
+        """One skinned mesh, its bones at the identity (the bind pose)."""
+        n_joints = len(skin.joint_names)
+        dense = np.zeros((skin.n_vertices, n_joints), dtype=np.float32)
+        rows = np.repeat(np.arange(skin.n_vertices), skin.joints.shape[1])
+        np.add.at(dense, (rows, skin.joints.ravel()), skin.weights.ravel())
+        return self.scene.add_mesh_skinned(
+            f"{self.prefix}_skin{k}",
+            np.asarray(skin.vertices, dtype=np.float32),
+            np.asarray(skin.faces, dtype=np.uint32),
+            bone_wxyzs=np.tile([1.0, 0.0, 0.0, 0.0], (n_joints, 1)),
+            bone_positions=np.zeros((n_joints, 3)),
+            skin_weights=dense,
+            color=_rgb(tuple(skin.base_color[:3]), _VISUAL_SHADE),
+            side="double",
+        )
+
+    def _move_skins(self) -> None:
+        """Set every skin bone to ``T_world_joint @ inverse_bind`` (its rotation part, where
+        a file's inverse bind matrix carries a scale) for the poses :attr:`T`."""
+        for k, (skin, cols, handle) in enumerate(
+            zip(self.skins, self.skin_columns, self.skin_handles, strict=True)
+        ):
+            M = self.T[cols] @ skin.inverse_bind
+            U, _, Vt = np.linalg.svd(M[:, :3, :3])
+            bones = np.concatenate([matrix_to_quaternion(U @ Vt), M[:, :3, 3]], axis=1)
+            old = self.skin_bones[k]
+            for j in range(len(bones)):
+                if len(old) and np.array_equal(old[j], bones[j]):
+                    continue
+                handle.bones[j].wxyz = bones[j, :4]
+                handle.bones[j].position = bones[j, 4:]
+            self.skin_bones[k] = bones
+
+    def skin_vertices(self, k: int = 0) -> np.ndarray:
+        """Vertices ``(V, 3)`` of skinned mesh ``k`` as the browser draws them at the
+        current pose (its bones applied to the bind-pose vertices, as three.js does)."""
+        skin, bones = self.skins[k], self.skin_bones[k]
+        from ..spatial import quaternion_to_matrix
+
+        R = quaternion_to_matrix(bones[:, :4])
+        v = skin.vertices
+        out = np.zeros_like(v)
+        for c in range(skin.joints.shape[1]):
+            j = skin.joints[:, c]
+            p = np.einsum("vij,vj->vi", R[j], v) + bones[j, 4:]
+            out += skin.weights[:, c, None] * p
+        return out
 
     # --- skeleton ---------------------------------------------------------------------
 
@@ -206,6 +268,8 @@ class RobotFigure:
                 node = self.nodes[i]
                 node.wxyz = wxyz[k]
                 node.position = T[i, :3, 3]
+        if self.skins:
+            self._move_skins()
         if self.show_skeleton:
             self._move_skeleton(self.skeleton, self.bones)
         if len(self.patch_bones):
@@ -225,7 +289,7 @@ class RobotFigure:
         spheres of :mod:`kinetree.collision` (fitted on first show; see
         :attr:`sphere_error` when the model has none)."""
         if meshes is not None:
-            for h in self.mesh_handles:
+            for h in (*self.mesh_handles, *self.skin_handles):
                 h.visible = meshes
         if skeleton is not None:
             self.show_skeleton = skeleton
@@ -252,6 +316,7 @@ class RobotFigure:
         """Take the drawing out of the scene."""
         groups = (
             self.mesh_handles,
+            self.skin_handles,
             self.collision_handles,
             self.sphere_handles,
             self.labels,

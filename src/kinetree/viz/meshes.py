@@ -9,9 +9,15 @@ triangle is shaded by the angle between its normal and a light at the camera
 (Lambert, both sides lit), recomputed when the model moves.
 
 Which meshes: ``meshes=None`` draws the model's own visual shapes (a URDF loaded with
-its meshes); ``meshes=True`` also looks up a built-in robot's description package
+its meshes) and a character's skinned meshes (:attr:`Model.skins`, from glTF, USD or FBX);
+``meshes=True`` also looks up a built-in robot's description package
 (:func:`kinetree.models.with_meshes`, the ``kinetree[meshes]`` extra); ``False``
 draws the stick figure only. 2D projections are always stick figures.
+
+A skinned mesh is deformed by linear blend skinning from the frame poses
+(``T_world_joint @ inverse_bind``, weighted, as :func:`kinetree.io.skin.deform`); its
+triangles are never thinned by merging vertices (that would lose their weights): past the
+budget every k-th triangle is kept.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from ..drawing import Part, Parts, decimate, missing_bones, model_parts
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..io.skin import Skin
     from ..model import Model
 
 __all__ = ["DEFAULT_MAX_FACES", "MeshLayer", "visual_parts"]
@@ -44,7 +51,7 @@ def visual_parts(model: Model, meshes: bool | None) -> Parts | None:
 
         source, _ = with_meshes(model)
     parts = model_parts(source, "visual")
-    return parts if parts.parts else None
+    return parts if parts.parts or model.skins else None
 
 
 def _budgets(sizes: list[int], max_faces: int) -> list[int]:
@@ -73,6 +80,18 @@ def _thin(parts: Parts, max_faces: int) -> list[Part]:
     return out
 
 
+def skinned(skin: Skin, T_joints: np.ndarray) -> np.ndarray:
+    """Vertices ``(V, 3)`` of ``skin`` by linear blend skinning, its joints at the world
+    poses ``T_joints`` ``(J, 4, 4)`` (in ``skin.joint_names`` order)."""
+    M = T_joints @ skin.inverse_bind
+    v = skin.vertices
+    out = np.zeros_like(v)
+    for c in range(skin.joints.shape[1]):
+        Mc = M[skin.joints[:, c]]
+        out += skin.weights[:, c, None] * (np.einsum("vij,vj->vi", Mc[:, :3, :3], v) + Mc[:, :3, 3])
+    return out
+
+
 class MeshLayer:
     """One ``Poly3DCollection`` with a model's parts, moved by :meth:`update`.
 
@@ -97,14 +116,31 @@ class MeshLayer:
         self.view = view
         #: Bones drawn for the links whose mesh is missing.
         self.patch_bones = missing_bones(model, parts)
-        thin = _thin(parts, max_faces)
+        skins = tuple(model.skins)
+        n_skin = sum(s.n_faces for s in skins)
+        rigid_budget = max(max_faces - n_skin, max_faces // 4) if skins else max_faces
+        thin = _thin(parts, rigid_budget) if parts.parts else []
         index = {n: i for i, n in enumerate(model.frame_names)}
-        self.frame_of_face = np.concatenate(
-            [np.full(len(p.faces), index[p.frame]) for p in thin]
-        ).astype(np.int64)
+        self.frame_of_face = np.array(
+            [index[p.frame] for p in thin for _ in range(len(p.faces))], dtype=np.int64
+        )
         # Triangle corners in their frames: (n_faces, 3 corners, 3).
-        self.local = np.concatenate([p.vertices[p.faces] for p in thin])
-        self.base = np.concatenate([np.tile(p.color, (len(p.faces), 1)) for p in thin])
+        self.local = (
+            np.concatenate([p.vertices[p.faces] for p in thin]) if thin else np.zeros((0, 3, 3))
+        )
+        colors = [np.tile(p.color, (len(p.faces), 1)) for p in thin]
+        # Skins: (skin, its joints' frame indices, the triangles kept)
+        step = max(1, -(-n_skin // max(max_faces - len(self.local), 1)))
+        self.skins = [
+            (
+                skin,
+                np.array([index[n] for n in skin.joint_names], dtype=np.int64),
+                skin.faces[::step],
+            )
+            for skin in skins
+        ]
+        colors += [np.tile(skin.base_color[:3], (len(f), 1)) for skin, _, f in self.skins]
+        self.base = np.concatenate(colors) if colors else np.zeros((0, 3))
         self.alpha = alpha
         self.collection = Poly3DCollection(
             self._triangles(T), linewidths=0.0, edgecolors="none", zorder=2
@@ -115,8 +151,10 @@ class MeshLayer:
     def _triangles(self, T: np.ndarray) -> np.ndarray:
         R = T[self.frame_of_face, :3, :3]
         p = T[self.frame_of_face, :3, 3]
-        world = np.einsum("fij,fcj->fci", R, self.local) + p[:, None, :]
-        self.world = self.view(world)
+        world = [np.einsum("fij,fcj->fci", R, self.local) + p[:, None, :]]
+        for skin, cols, faces in self.skins:
+            world.append(skinned(skin, T[cols])[faces])
+        self.world = self.view(np.concatenate(world))
         return self.world
 
     def _colors(self) -> np.ndarray:
