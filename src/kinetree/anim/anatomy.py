@@ -34,6 +34,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,6 +52,7 @@ __all__ = [
     "anatomical",
     "anatomical_ranges",
     "bend_angles",
+    "clamp",
     "body_frame",
 ]
 
@@ -85,13 +87,13 @@ def _deg(swing: float, lo: float, hi: float, hinge: bool = False) -> JointRange:
 #: chest and head. Generous human ranges: they forbid what a body cannot do, not what
 #: it rarely does.
 RANGES: Mapping[str, JointRange] = {
-    "elbow": _deg(100.0, -math.degrees(HYPEREXTENSION), 155.0, hinge=True),
-    "knee": _deg(45.0, -math.degrees(HYPEREXTENSION), 160.0, hinge=True),
-    "shoulder": _deg(165.0, -120.0, 120.0),
+    "elbow": _deg(50.0, -math.degrees(HYPEREXTENSION), 155.0, hinge=True),
+    "knee": _deg(30.0, -math.degrees(HYPEREXTENSION), 160.0, hinge=True),
+    "shoulder": _deg(165.0, -180.0, 180.0),
     "clavicle": _deg(40.0, -40.0, 40.0),
     "wrist": _deg(95.0, -100.0, 100.0),
-    "hip": _deg(130.0, -60.0, 60.0),
-    "ankle": _deg(70.0, -45.0, 45.0),
+    "hip": _deg(130.0, -75.0, 75.0),
+    "ankle": _deg(80.0, -45.0, 45.0),
     "toe": _deg(75.0, -20.0, 20.0),
     "spine": _deg(45.0, -45.0, 45.0),
     "neck": _deg(60.0, -80.0, 80.0),
@@ -398,4 +400,77 @@ def bend_angles(
             sin = np.einsum("ij,ij->i", np.cross(upper, lower), axis_world)
             cos = np.einsum("ij,ij->i", upper, lower)
             out[key + s] = np.arctan2(sin, cos)
+    return out
+
+
+def _clamp_layout(model: Model) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The swing-twist limited ball joints of ``model``, batched by axis sequence:
+    ``(dofs (G, 3), axes (3, 3), bone axes (G, 3), limits (G, 3): swing, twist lo, hi)``."""
+    from .rotations import ball_joints
+
+    balls = ball_joints(model)
+    by_axes: dict[bytes, list[tuple[Any, ...]]] = {}
+    for group, (b, sw_max, tw_lo, tw_hi) in model.swing_twist.items():
+        ball = balls.get(group)
+        if ball is not None:
+            key = np.round(ball.axes, 12).tobytes()
+            by_axes.setdefault(key, []).append((ball, b, sw_max, tw_lo, tw_hi))
+    out = []
+    for rows in by_axes.values():
+        dofs = np.array([r[0].dofs for r in rows], dtype=np.int64)
+        bones = np.array([np.asarray(r[1], dtype=np.float64) for r in rows])
+        lims = np.array([r[2:] for r in rows], dtype=np.float64)
+        out.append((dofs, rows[0][0].axes, bones, lims))
+    return out
+
+
+_CLAMP: dict[int, tuple[Model, list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]] = {}
+
+
+def clamp(model: Model, q: ArrayLike) -> np.ndarray:
+    """``q`` ``(..., nq)`` with every swing-twist limited ball joint of ``model`` moved
+    into its range: the swing shortened along its own direction, the twist clipped,
+    the angles re-read nearest the old ones. Joints within their ranges are unchanged
+    (a start for IK must already be within the limits it keeps)."""
+    from ..spatial import matrix_to_quaternion, quaternion_to_matrix
+    from .rotations import decompose, sequence_matrix
+
+    check_model(model)
+    out = np.array(as_array(q, "q", (model.nq,)), dtype=np.float64)
+    flat = out.reshape(-1, model.nq)
+    hit = _CLAMP.get(id(model))
+    if hit is None or hit[0] is not model:
+        hit = _CLAMP[id(model)] = (model, _clamp_layout(model))
+    for dofs, axes, bones, lims in hit[1]:
+        angles = flat[:, dofs]  # (n, G, 3)
+        qt = matrix_to_quaternion(sequence_matrix(angles, axes))  # (n, G, 4)
+        w, v = qt[..., 0], qt[..., 1:]
+        p = np.einsum("ngk,gk->ng", v, bones)
+        twist = 2.0 * np.arctan2(p, w)
+        twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
+        # swing = q * conj(twist); its angle from |swing vector| and scalar part.
+        half = 0.5 * twist
+        c, s = np.cos(half), np.sin(half)
+        sw_w = w * c + p * s
+        sw_v = v * c[..., None] - w[..., None] * s[..., None] * bones - s[..., None] * np.cross(
+            v, np.broadcast_to(bones, v.shape)
+        )
+        sign = np.where(sw_w < 0.0, -1.0, 1.0)
+        sw_w, sw_v = sw_w * sign, sw_v * sign[..., None]
+        sn = np.linalg.norm(sw_v, axis=-1)
+        swing = 2.0 * np.arctan2(sn, sw_w)
+        bad = (swing > lims[:, 0] + 1e-9) | (twist < lims[:, 1] - 1e-9) | (twist > lims[:, 2] + 1e-9)
+        if not bad.any():
+            continue
+        i, g = np.nonzero(bad)
+        s_axis = sw_v[i, g] / np.maximum(sn[i, g], 1e-12)[:, None]
+        s_ang = np.minimum(swing[i, g], lims[g, 0])
+        t_ang = np.clip(twist[i, g], lims[g, 1], lims[g, 2])
+        R_sw = quaternion_to_matrix(
+            np.concatenate([np.cos(s_ang / 2)[:, None], np.sin(s_ang / 2)[:, None] * s_axis], 1)
+        )
+        R_tw = quaternion_to_matrix(
+            np.concatenate([np.cos(t_ang / 2)[:, None], np.sin(t_ang / 2)[:, None] * bones[g]], 1)
+        )
+        flat[i[:, None], dofs[g]] = decompose(R_sw @ R_tw, axes, hint=angles[i, g])
     return out

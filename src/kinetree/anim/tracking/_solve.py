@@ -27,6 +27,7 @@ import numpy as np
 from ...ik.result import IKResult
 from ...ik.targets import Position
 from ...model import Model
+from ..anatomy import clamp
 from ._skeleton import Ground, Skeleton
 
 __all__ = ["FrameSolver", "target_errors"]
@@ -87,6 +88,8 @@ class FrameSolver:
         """``(result, pins kept)`` for one frame from ``q_ref``."""
         m = self.model
         opts = self.options
+        if m.swing_twist:
+            q_ref = clamp(m, q_ref)  # a start must be within the ranges the solve keeps
         r = m.ik({**targets, **pins} if pins else targets, q0=q_ref, **opts)
         kept = bool(pins)
         if pins and not np.all(r.success):
