@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from numba import njit
+
 from .._validate import as_array, check_model
 from ..errors import ShapeError, UnsupportedError
 from ..model import JointType, Model
@@ -424,53 +426,92 @@ def _clamp_layout(model: Model) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
     return out
 
 
+@njit(cache=True)
+def _outside(a: np.ndarray, axes: np.ndarray, b: np.ndarray, lim: np.ndarray) -> bool:
+    """Whether joint angles ``a`` (3,) about ``axes`` (3, 3) leave the swing-twist range
+    ``lim`` (swing max, twist min, twist max) about bone axis ``b`` (3,)."""
+    w, x, y, z = 1.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        c, s = math.cos(0.5 * a[k]), math.sin(0.5 * a[k])
+        bw, bx, by, bz = c, s * axes[k, 0], s * axes[k, 1], s * axes[k, 2]
+        w, x, y, z = (
+            w * bw - x * bx - y * by - z * bz,
+            w * bx + x * bw + y * bz - z * by,
+            w * by - x * bz + y * bw + z * bx,
+            w * bz + x * by - y * bx + z * bw,
+        )
+    p = x * b[0] + y * b[1] + z * b[2]
+    twist = 2.0 * math.atan2(p, w)
+    if twist > math.pi:
+        twist -= 2.0 * math.pi
+    elif twist <= -math.pi:
+        twist += 2.0 * math.pi
+    n = math.sqrt(w * w + p * p)
+    # The swing is q * conj(twist); its scalar part is (w^2 + p^2) / n = n.
+    swing = 2.0 * math.acos(min(1.0, n)) if n > 0.0 else math.pi
+    return swing > lim[0] + 1e-9 or twist < lim[1] - 1e-9 or twist > lim[2] + 1e-9
+
+
+@njit(cache=True)
+def _clamp_rows(
+    flat: np.ndarray,
+    good: np.ndarray,
+    dofs: np.ndarray,
+    axes: np.ndarray,
+    bones: np.ndarray,
+    lims: np.ndarray,
+) -> None:
+    """Each joint of ``flat`` (n, nq) out of its range moved back along its angles toward
+    ``good`` (n, nq) until within (bisection)."""
+    a = np.empty(3)
+    a0 = np.empty(3)
+    a1 = np.empty(3)
+    for i in range(flat.shape[0]):
+        for g in range(dofs.shape[0]):
+            for k in range(3):
+                a[k] = flat[i, dofs[g, k]]
+            if not _outside(a, axes, bones[g], lims[g]):
+                continue
+            for k in range(3):
+                a0[k] = good[i, dofs[g, k]]
+                a1[k] = a[k]
+            lo, hi = 0.0, 1.0
+            for _ in range(16):
+                mid = 0.5 * (lo + hi)
+                for k in range(3):
+                    a[k] = a0[k] + mid * (a1[k] - a0[k])
+                if _outside(a, axes, bones[g], lims[g]):
+                    hi = mid
+                else:
+                    lo = mid
+            for k in range(3):
+                flat[i, dofs[g, k]] = a0[k] + lo * (a1[k] - a0[k])
+
+
 _CLAMP: dict[int, tuple[Model, list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]] = {}
 
 
-def clamp(model: Model, q: ArrayLike) -> np.ndarray:
+def clamp(model: Model, q: ArrayLike, inside: ArrayLike | None = None) -> np.ndarray:
     """``q`` ``(..., nq)`` with every swing-twist limited ball joint of ``model`` moved
-    into its range: the swing shortened along its own direction, the twist clipped,
-    the angles re-read nearest the old ones. Joints within their ranges are unchanged
-    (a start for IK must already be within the limits it keeps)."""
-    from ..spatial import matrix_to_quaternion, quaternion_to_matrix
-    from .rotations import decompose, sequence_matrix
+    into its range; joints within their ranges are unchanged (a start for IK must
+    already be within the limits it keeps).
 
+    A joint out of range is moved back along the straight line of its angles toward
+    ``inside`` (configurations of ``q``'s shape within the ranges, e.g. the last solved
+    frame; default: the joints' zero angles, the rest pose) until it is within
+    (bisection to 2^-16 of the way)."""
     check_model(model)
     out = np.array(as_array(q, "q", (model.nq,)), dtype=np.float64)
     flat = out.reshape(-1, model.nq)
+    if inside is None:
+        good = np.zeros_like(flat)
+    else:
+        good = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(inside, dtype=np.float64).reshape(-1, model.nq), flat.shape)
+        )
     hit = _CLAMP.get(id(model))
     if hit is None or hit[0] is not model:
         hit = _CLAMP[id(model)] = (model, _clamp_layout(model))
     for dofs, axes, bones, lims in hit[1]:
-        angles = flat[:, dofs]  # (n, G, 3)
-        qt = matrix_to_quaternion(sequence_matrix(angles, axes))  # (n, G, 4)
-        w, v = qt[..., 0], qt[..., 1:]
-        p = np.einsum("ngk,gk->ng", v, bones)
-        twist = 2.0 * np.arctan2(p, w)
-        twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
-        # swing = q * conj(twist); its angle from |swing vector| and scalar part.
-        half = 0.5 * twist
-        c, s = np.cos(half), np.sin(half)
-        sw_w = w * c + p * s
-        sw_v = v * c[..., None] - w[..., None] * s[..., None] * bones - s[..., None] * np.cross(
-            v, np.broadcast_to(bones, v.shape)
-        )
-        sign = np.where(sw_w < 0.0, -1.0, 1.0)
-        sw_w, sw_v = sw_w * sign, sw_v * sign[..., None]
-        sn = np.linalg.norm(sw_v, axis=-1)
-        swing = 2.0 * np.arctan2(sn, sw_w)
-        bad = (swing > lims[:, 0] + 1e-9) | (twist < lims[:, 1] - 1e-9) | (twist > lims[:, 2] + 1e-9)
-        if not bad.any():
-            continue
-        i, g = np.nonzero(bad)
-        s_axis = sw_v[i, g] / np.maximum(sn[i, g], 1e-12)[:, None]
-        s_ang = np.minimum(swing[i, g], lims[g, 0])
-        t_ang = np.clip(twist[i, g], lims[g, 1], lims[g, 2])
-        R_sw = quaternion_to_matrix(
-            np.concatenate([np.cos(s_ang / 2)[:, None], np.sin(s_ang / 2)[:, None] * s_axis], 1)
-        )
-        R_tw = quaternion_to_matrix(
-            np.concatenate([np.cos(t_ang / 2)[:, None], np.sin(t_ang / 2)[:, None] * bones[g]], 1)
-        )
-        flat[i[:, None], dofs[g]] = decompose(R_sw @ R_tw, axes, hint=angles[i, g])
-    return out
+        _clamp_rows(flat, good, dofs, np.ascontiguousarray(axes), bones, lims)
+    return out.reshape(np.shape(out))

@@ -83,13 +83,19 @@ class FrameSolver:
             self.arm_joints[wrist] = model.chain(wrist, model.node_names[k])
 
     def solve(
-        self, targets: dict[str, Any], q_ref: np.ndarray, pins: dict[str, Position]
+        self,
+        targets: dict[str, Any],
+        q_ref: np.ndarray,
+        pins: dict[str, Position],
+        inside: np.ndarray | None = None,
     ) -> tuple[IKResult, bool]:
-        """``(result, pins kept)`` for one frame from ``q_ref``."""
+        """``(result, pins kept)`` for one frame from ``q_ref``; ``inside``: a
+        configuration within the joint ranges near it (the last solved frame), toward
+        which ``q_ref`` is moved where it is out of range."""
         m = self.model
         opts = self.options
         if m.swing_twist:
-            q_ref = clamp(m, q_ref)  # a start must be within the ranges the solve keeps
+            q_ref = clamp(m, q_ref, inside)  # a start must be within the ranges the solve keeps
         r = m.ik({**targets, **pins} if pins else targets, q0=q_ref, **opts)
         kept = bool(pins)
         if pins and not np.all(r.success):

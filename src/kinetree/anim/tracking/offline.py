@@ -161,7 +161,7 @@ def track(
         contacts = _contacts(sk, ref, rate, untracked)
         pins = _pins(sk, ref, contacts)
         for t in range(n):
-            r, _ = tracker.solver.solve(frames[t], ref[t], pins[t])
+            r, _ = tracker.solver.solve(frames[t], ref[t], pins[t], q[t])
             q[t] = r.q
             success[t] = bool(np.all(r.success))
     pos = np.empty((n, len(tr.frames)))

@@ -206,7 +206,7 @@ class Tracker:
             for s, p in self.pins.items()
             if self.sk.parts[f"ankle_{s}"] not in tg
         }
-        r, kept = self.solver.solve(tg, q_ref, pins)
+        r, kept = self.solver.solve(tg, q_ref, pins, self.q_prev)
         q = np.asarray(r.q, dtype=np.float64)
         T_all = self.model.fk_all(q)
         self._contacts(tg, q_ref, T_all, kept)
