@@ -23,7 +23,11 @@ from ...errors import InvalidValueError
 from ...ik.targets import Position
 from ...model import Model
 
-__all__ = ["MotionGuide", "PoseGuide", "guide_for"]
+__all__ = ["FIT_ITERATIONS", "MotionGuide", "PoseGuide", "guide_for"]
+
+#: Iterations of the pose guide's fit per frame (from the previous frame's fit; four
+#: times as many on the first frame).
+FIT_ITERATIONS = 6
 
 
 def _plain(targets: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -32,21 +36,61 @@ def _plain(targets: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 class PoseGuide:
-    """The per-frame pose prior as a guide."""
+    """The per-frame pose prior as a guide: its prediction for the frame's targets, fit
+    to the skeleton (:func:`kinetree.learn.fit_pose`'s two steps) warm-started from the
+    previous frame's fit, so a few iterations (:data:`FIT_ITERATIONS`) suffice."""
 
     name = "pose prior"
 
     def __init__(self, model: Model, prior: Any) -> None:
+        from ...learn.prior import layout_of
+
         self.model = model
         self.prior = prior
+        self.layout = layout_of(model)
+        self.pelvis = self.layout.parts["pelvis"]
+        self.moves = bool(model.chain(self.pelvis))
+        self.damping = 0.1 / self.layout.height**2
+        self.fit: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Nothing to forget: the fit looks at one frame."""
+        self.fit = None
 
     def step(self, targets: Mapping[str, Any], q_hint: np.ndarray) -> np.ndarray:
-        from ...learn import fit_pose
+        from ...learn import INPUT_ROLES
 
-        return fit_pose(self.model, self.prior, dict(targets), q_hint)
+        parts = self.layout.parts
+        t = targets.get(self.pelvis)
+        if isinstance(t, np.ndarray):
+            T_pelvis = t
+        else:
+            T_pelvis = self.model.fk(q_hint, self.pelvis)
+            if isinstance(t, Position):
+                T_pelvis = T_pelvis.copy()
+                T_pelvis[:3, 3] = t.xyz
+        given = {}
+        for role in INPUT_ROLES:
+            g = targets.get(parts[role])
+            if g is not None:
+                given[role] = np.asarray(g.xyz) if isinstance(g, Position) else g[:3, 3]
+        placed = self.prior.predict(self.model, T_pelvis, given)
+        fit_targets: dict[str, Any] = {self.pelvis: T_pelvis} if self.moves else {}
+        for role, p in placed.items():
+            if role != "pelvis":
+                fit_targets[parts[role]] = Position(p)
+        first = self.fit is None
+        q0 = q_hint if first else self.fit
+        fit = self.model.ik(
+            fit_targets,
+            q0=q0,
+            method="dls",
+            max_iter=4 * FIT_ITERATIONS if first else FIT_ITERATIONS,
+            time_budget=None,
+            damping=self.damping,
+            max_joint_step=self.layout.height,
+        )
+        self.fit = np.asarray(fit.q, dtype=np.float64)
+        return self.fit
 
 
 class MotionGuide:

@@ -8,8 +8,9 @@ Each :meth:`Tracker.update`:
 1. **Predict** from the last two frames (constant velocity, damped by
    :data:`PREDICT`), in the tangent space of the configuration (quaternions too).
 2. **Place** the body where the targets say when the pelvis is not tracked: the
-   floating base moves by the horizontal step of the head (or the first target) from
-   where the prediction puts it, so the body walks with a headset instead of leaning.
+   floating base moves by the step of the head (or the first target) from where the
+   prediction puts it, so the body walks with a headset instead of leaning (a crouch
+   then bends the legs where a ground keeps the soles up).
 3. **Guide**: the prior's configuration for these targets (``prior=``), blended into
    the prediction by :data:`GUIDE_BLEND` per frame (a first-order filter: the prior's
    frame-to-frame trembling is filtered, its posture kept); without a prior, a pull of
@@ -50,11 +51,21 @@ __all__ = [
     "PREDICT",
     "RELEASE",
     "REST_BLEND",
+    "UPRIGHT_BLEND",
     "Tracker",
 ]
 
+
+def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation matrix of ``angle`` [rad] about the unit ``axis``."""
+    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
 #: Share of the last frame's velocity carried into the prediction (1: constant velocity).
 PREDICT = 0.8
+#: Share of the upright body under the head blended into the base per frame (no pelvis
+#: target).
+UPRIGHT_BLEND = 0.3
 #: Share of the guide's configuration blended into the reference per frame.
 GUIDE_BLEND = 0.35
 #: Share of the neutral limbs blended into the reference per frame without a guide.
@@ -127,6 +138,11 @@ class Tracker:
         self._base_q = np.zeros(model.nq, dtype=bool)
         for name in model.chain(pelvis):
             self._base_q[model.q_slice(name)] = True
+        self._base_joints = model.chain(pelvis)
+        T_rest = model.fk_all(model.neutral())
+        i_pelvis, i_head = self.sk.index[pelvis], self.sk.index[self.sk.parts["head"]]
+        self._rest_rot = (T_rest[i_pelvis, :3, :3], T_rest[i_head, :3, :3])
+        self._head_offset = T_rest[i_head, :3, 3] - T_rest[i_pelvis, :3, 3]
         self._quats = len(model.ball_nodes) > 0
         self._frames = set(model.frame_names)
         self.reset()
@@ -177,20 +193,51 @@ class Tracker:
         return q
 
     def _place(self, q: np.ndarray, targets: dict[str, Any]) -> np.ndarray:
-        """Move the floating base so the anchor target's frame sits where the target is
-        (horizontally; in full on the first frame)."""
+        """Without a pelvis target: move the floating base toward the upright body under
+        the head (:data:`UPRIGHT_BLEND` per frame, in full on the first frame), then so
+        the anchor target's frame (the head, else the first target) sits at its target."""
         sk = self.sk
         if sk.parts["pelvis"] in targets or sk.base_cols.size == 0:
             return q
         head = sk.parts.get("head")
+        if head in targets:
+            up = self._upright(q, targets[head])
+            w = 1.0 if self.q_prev is None else UPRIGHT_BLEND
+            q = self._blend(q, up, w)
         anchor = head if head in targets else next(iter(targets))
         t = targets[anchor]
         p_target = np.asarray(t.xyz) if isinstance(t, Position) else t[:3, 3]
         p_now = self.model.fk(q, anchor)[:3, 3]
-        delta = p_target - p_now
-        if self.q_prev is not None:
-            delta[sk.up_axis] = 0.0
-        return sk.shift_base(q, delta)
+        return sk.shift_base(q, p_target - p_now)
+
+    def _upright(self, q: np.ndarray, head_target: Any) -> np.ndarray:
+        """``q`` with its base turned and moved so the pelvis stands upright under the
+        head target, facing where the head faces (a position-only head: where the pelvis
+        faces now), at the rest pose's head-to-pelvis offset."""
+        m, sk, body = self.model, self.sk, self.sk.body
+        pelvis, head = sk.parts["pelvis"], sk.parts["head"]
+        R_pelvis_rest, R_head_rest = self._rest_rot
+        if isinstance(head_target, Position):
+            p_head = np.asarray(head_target.xyz)
+            fwd = m.fk(q, pelvis)[:3, :3] @ (R_pelvis_rest.T @ body.forward)
+        else:
+            p_head = head_target[:3, 3]
+            fwd = head_target[:3, :3] @ (R_head_rest.T @ body.forward)
+        fwd = fwd - body.up * float(fwd @ body.up)
+        n = float(np.linalg.norm(fwd))
+        if n < 1e-6:
+            return q
+        fwd /= n
+        angle = np.arctan2(float(np.cross(body.forward, fwd) @ body.up), float(body.forward @ fwd))
+        R_yaw = _rotation(body.up, angle)
+        T_des = np.eye(4)
+        T_des[:3, :3] = R_yaw @ R_pelvis_rest
+        T_des[:3, 3] = p_head - R_yaw @ self._head_offset
+        r = m.ik(
+            {pelvis: T_des}, q0=q, active=self._base_joints, method="dls", max_iter=20,
+            time_budget=None, restarts=0,
+        )
+        return np.asarray(r.q, dtype=np.float64)
 
     def update(self, targets: Mapping[str, Any]) -> IKResult:
         """The configuration for one frame's ``{frame: target}`` (4x4 poses, 3-vectors,
