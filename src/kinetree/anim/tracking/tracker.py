@@ -79,7 +79,7 @@ RELEASE = 0.12
 
 #: Defaults of the per-frame IK (each overridable through ``**ik_options``): a short
 #: budget (a frame that cannot be met is reported, not searched for long).
-IK_DEFAULTS: dict[str, Any] = {"restarts": 2, "time_budget": None}
+IK_DEFAULTS: dict[str, Any] = {"restarts": 0, "time_budget": None}
 
 
 def check_rate(fps: Any) -> float:
