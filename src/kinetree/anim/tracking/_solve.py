@@ -9,9 +9,10 @@ decide the rest. In order:
 
 1. every target plus the pins of planted feet;
 2. if that fails, without the pins (a foot that can no longer stay is released);
-3. if that fails, by priority: pelvis, head and feet exact first, then each hand best
+3. if that fails, from the last solved frame, then with :data:`RESTARTS` restarts;
+4. if that fails, by priority: pelvis, head and feet exact first, then each hand best
    effort with its arm's joints only, so an unreachable hand never drags the head;
-4. with a ground, a sole point below it gets a row holding it at the ground height
+5. with a ground, a sole point below it gets a row holding it at the ground height
    (the up axis only), and the frame is solved again from there.
 
 Success is judged on FK of the returned configuration against the caller's targets.
@@ -30,7 +31,11 @@ from ...model import Model
 from ..anatomy import clamp
 from ._skeleton import Ground, Skeleton
 
-__all__ = ["FrameSolver", "target_errors"]
+__all__ = ["RESTARTS", "FrameSolver", "target_errors"]
+
+#: Random restarts of the last attempt at a frame that the reference and the last frame
+#: did not solve.
+RESTARTS = 8
 
 
 def target_errors(
@@ -101,6 +106,16 @@ class FrameSolver:
         if pins and not np.all(r.success):
             plain = m.ik(targets, q0=q_ref, **opts)
             r, kept = plain, False
+        if not np.all(r.success):
+            # From the last solved frame (the same basin, no pull of a bad reference),
+            # then with a few restarts near the reference.
+            for start, extra in ((inside, {}), (q_ref, {"restarts": RESTARTS})):
+                if start is None:
+                    continue
+                again = m.ik(targets, q0=start, **{**opts, **extra})
+                if np.all(again.success):
+                    r = again
+                    break
         if not np.all(r.success):
             r = self._by_priority(targets, q_ref, r)
         if self.ground is not None:
