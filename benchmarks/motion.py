@@ -39,11 +39,11 @@ from typing import Any
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import kinetree  # noqa: E402
-from kinetree.anim import Tracker, anatomy, detect_contacts, track  # noqa: E402
-from kinetree.anim.tracking._skeleton import skeleton  # noqa: E402
+import kinetree
+from kinetree.anim import Tracker, anatomy, detect_contacts, track
+from kinetree.anim.tracking._skeleton import skeleton
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -186,8 +186,12 @@ def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[st
                 acc = out.setdefault((setting, method), {})
                 for k, v in row.items():
                     acc.setdefault(k, []).append(v)
-                print(f"{name:8s} {setting:5s} {method:16s} " + " ".join(
-                    f"{k}={v:.3g}" for k, v in row.items()), file=sys.stderr, flush=True)
+                print(
+                    f"{name:8s} {setting:5s} {method:16s} "
+                    + " ".join(f"{k}={v:.3g}" for k, v in row.items()),
+                    file=sys.stderr,
+                    flush=True,
+                )
         bends = anatomy.bend_angles(model, q_true)
         out.setdefault(("capture", ""), {}).setdefault("hyper", []).append(
             sum(int(np.sum(v < -np.radians(10))) for v in bends.values())
@@ -229,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     res = run(clips, args.seconds)
     print(table(res))
     print(
-        f"\n{len(clips)} clips of up to {args.seconds:g} s at ~30 fps; {platform.processor() or platform.machine()}, "
+        f"\n{len(clips)} clips of up to {args.seconds:g} s at ~30 fps; "
+        f"{platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}, numpy {np.__version__}; "
         f"{time.perf_counter() - t0:.0f} s in all."
     )

@@ -38,7 +38,7 @@ def test_ranges_from_body_parts(walk):
     assert {"LeftForeArm", "RightForeArm", "LeftLeg", "RightLeg"} <= groups
     assert {"LeftArm", "LeftUpLeg", "LowerBack", "Spine", "Neck"} <= groups
     # The elbow's range is one-sided: it bends forward, not backward.
-    _, swing, lo, hi = limited.swing_twist["LeftForeArm"]
+    _, _, lo, hi = limited.swing_twist["LeftForeArm"]
     assert lo == pytest.approx(-anatomy.HYPEREXTENSION) and hi > np.radians(140)
     assert model.swing_twist == {}  # the original is untouched
 

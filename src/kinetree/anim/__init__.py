@@ -53,8 +53,8 @@ from .retarget import (
     retarget_robot,
     self_collision_frames,
 )
-from .tracking import Tracker, track
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
+from .tracking import Tracker, track
 
 __all__ = [
     "EASES",

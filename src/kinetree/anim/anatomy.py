@@ -31,15 +31,15 @@ hyperextended), the number the tracking benchmark counts.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
-
 from numba import njit
+from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_model
 from ..errors import ShapeError, UnsupportedError
@@ -54,8 +54,8 @@ __all__ = [
     "anatomical",
     "anatomical_ranges",
     "bend_angles",
-    "clamp",
     "body_frame",
+    "clamp",
 ]
 
 #: How far an elbow or knee may bend backwards past straight [rad] (5 degrees).
@@ -115,7 +115,8 @@ class BodyFrame:
 
     Attributes:
         left: from the right hip (or shoulder) to the left one, made perpendicular to up.
-        up: from the pelvis to the head.
+        up: from the pelvis to the top of the torso (the head, or the farthest of neck,
+            chest and the shoulders' midpoint).
         forward: ``left x up``: where the body faces.
         height: ankle-to-head length along the bones at rest [model length unit].
     """
@@ -158,13 +159,23 @@ def body_frame(model: Model, roles: Mapping[str, str] | None = None) -> BodyFram
             f"{sorted(parts) or 'none'} (give roles={{role: frame}} to name them)"
         )
     p = _rest_positions(model)
-    up = p[parts["head"]] - p[parts["pelvis"]]
+    up = _top(p, parts) - p[parts["pelvis"]]
     up = up / max(float(np.linalg.norm(up)), 1e-12)
     left = p[parts[pair[0]]] - p[parts[pair[1]]]
     left = left - up * float(left @ up)
     left = left / max(float(np.linalg.norm(left)), 1e-12)
     forward = np.cross(left, up)
     return BodyFrame(left, up, forward, _height(p, parts))
+
+
+def _top(p: Mapping[str, np.ndarray], parts: Mapping[str, str]) -> np.ndarray:
+    """The top of the torso at rest: of the head, neck, chest and the shoulders' midpoint,
+    the one farthest from the pelvis (a robot's head frame may sit at its pelvis)."""
+    pelvis = p[parts["pelvis"]]
+    tops = [p[parts[r]] for r in ("head", "neck", "chest") if r in parts]
+    if "shoulder_l" in parts and "shoulder_r" in parts:
+        tops.append(0.5 * (p[parts["shoulder_l"]] + p[parts["shoulder_r"]]))
+    return max(tops, key=lambda x: float(np.linalg.norm(x - pelvis)))
 
 
 def _height(p: Mapping[str, np.ndarray], parts: Mapping[str, str]) -> float:
@@ -178,7 +189,7 @@ def _height(p: Mapping[str, np.ndarray], parts: Mapping[str, str]) -> float:
         for s in ("l", "r")
         if all(f"{r}_{s}" in parts for r in ("hip", "knee", "ankle"))
     ]
-    torso = dist("pelvis", "head")
+    torso = float(np.linalg.norm(_top(p, parts) - p[parts["pelvis"]]))
     if legs and "hip_l" in parts and "hip_r" in parts:
         mid = 0.5 * (p[parts["hip_l"]] + p[parts["hip_r"]])
         torso += float(np.linalg.norm(mid - p[parts["pelvis"]]))
@@ -197,7 +208,7 @@ def _three_axis_group(model: Model, frame: str) -> str | None:
     joints = model.joint_groups.get(name)
     if joints is None or len(joints) != 3:
         return None
-    dofs, nodes = model.group_nodes(name)
+    _, nodes = model.group_nodes(name)
     if len(nodes) != 3 or any(model.joint_type[n] != JointType.REVOLUTE for n in nodes):
         return None
     return name
@@ -218,7 +229,7 @@ def _role_of_frames(model: Model, parts: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for role, frame in parts.items():
         key = role[:-2] if role[-2:] in ("_l", "_r") else role
-        if key == "pelvis" or key not in RANGES and key not in ("chest",):
+        if key == "pelvis" or (key not in RANGES and key not in ("chest",)):
             continue
         group = _three_axis_group(model, frame)
         if group is not None:
@@ -238,8 +249,10 @@ def _role_of_frames(model: Model, parts: Mapping[str, str]) -> dict[str, str]:
             group = _three_axis_group(model, frame)
             if group is None or group in out:
                 continue
-            if key == "neck" and "chest" in parts and frame not in _between(
-                model, tip, parts["chest"]
+            if (
+                key == "neck"
+                and "chest" in parts
+                and frame not in _between(model, tip, parts["chest"])
             ):
                 continue
             out[group] = key
@@ -292,7 +305,9 @@ def anatomical_ranges(
                 continue
             upper = T[index[f], :3, 3] - T[index[parts[parent_role]], :3, 3]
             upper /= max(float(np.linalg.norm(upper)), 1e-12)
-            axis = np.cross(upper, frame.forward) if key == "elbow" else np.cross(frame.forward, upper)
+            axis = (
+                np.cross(upper, frame.forward) if key == "elbow" else np.cross(frame.forward, upper)
+            )
             if float(np.linalg.norm(axis)) < 0.3:
                 continue  # the bone points forward at rest: no flexion axis from it
             axis /= float(np.linalg.norm(axis))
@@ -314,7 +329,7 @@ def _first_children(model: Model, parts: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for chain in chains:
         for s in ("_l", "_r"):
-            for a, b in zip(chain, chain[1:]):
+            for a, b in itertools.pairwise(chain):
                 if a + s in parts and b + s in parts:
                     out[parts[a + s]] = parts[b + s]
     kids = model.children

@@ -12,11 +12,12 @@ a learned prior as a posture guide (``prior="human"``) or none, anatomical joint
 best effort when out of reach). The numerical work is ``model.ik``'s.
 """
 
+from ._skeleton import Ground as Ground
+from .body_map import BodyMap as BodyMap
 from .offline import PASSES as PASSES
 from .offline import SMOOTH_SECONDS as SMOOTH_SECONDS
 from .offline import smooth as smooth
 from .offline import track as track
-from ._skeleton import Ground as Ground
 from .tracker import Tracker as Tracker
 
-__all__ = ["PASSES", "SMOOTH_SECONDS", "Ground", "Tracker", "smooth", "track"]
+__all__ = ["PASSES", "SMOOTH_SECONDS", "BodyMap", "Ground", "Tracker", "smooth", "track"]

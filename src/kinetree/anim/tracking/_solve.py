@@ -166,4 +166,3 @@ class FrameSolver:
         if np.all(again.success) or not np.all(r.success):
             return again
         return r
-

@@ -72,13 +72,19 @@ def _contacts(sk: Skeleton, q: np.ndarray, fps: float, untracked: list[str]) -> 
     for s in untracked:
         path = T_all[:, sk.index[sk.parts[f"ankle_{s}"]], :3, 3]
         out[s] = detect_contacts(
-            path, fps, up=sk.up_axis, max_height=0.05 * unit, max_speed=0.35 * unit,
+            path,
+            fps,
+            up=sk.up_axis,
+            max_height=0.05 * unit,
+            max_speed=0.35 * unit,
             max_rise=0.015 * unit,
         )
     return out
 
 
-def foot_skate(sk: Skeleton, q: np.ndarray, fps: float, contacts: Mapping[str, np.ndarray]) -> dict[str, float]:
+def foot_skate(
+    sk: Skeleton, q: np.ndarray, fps: float, contacts: Mapping[str, np.ndarray]
+) -> dict[str, float]:
     """Mean horizontal speed [length unit / s] of each foot over its planted frames."""
     T_all = sk.model.fk_all(q)
     out = {}
@@ -91,7 +97,9 @@ def foot_skate(sk: Skeleton, q: np.ndarray, fps: float, contacts: Mapping[str, n
     return out
 
 
-def _pins(sk: Skeleton, ref: np.ndarray, contacts: Mapping[str, np.ndarray]) -> list[dict[str, Position]]:
+def _pins(
+    sk: Skeleton, ref: np.ndarray, contacts: Mapping[str, np.ndarray]
+) -> list[dict[str, Position]]:
     """Per frame, ``{ankle frame: Position}`` holding each planted foot at its interval's
     median position on ``ref``."""
     from ..contacts import contact_intervals
@@ -150,7 +158,9 @@ def track(
         q[t] = tracker.update(frames[t]).q
     guess = tracker.guide.offline(tr.raw()) if isinstance(tracker.guide, MotionGuide) else None
     untracked = [
-        s for s in ("l", "r") if f"ankle_{s}" in sk.parts and sk.parts[f"ankle_{s}"] not in tr.frames
+        s
+        for s in ("l", "r")
+        if f"ankle_{s}" in sk.parts and sk.parts[f"ankle_{s}"] not in tr.frames
     ]
     sigma = SMOOTH_SECONDS * rate
     success = np.zeros(n, dtype=bool)

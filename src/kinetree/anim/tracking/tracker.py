@@ -61,6 +61,7 @@ def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
+
 #: Share of the last frame's velocity carried into the prediction (1: constant velocity).
 PREDICT = 0.8
 #: Share of the upright body under the head blended into the base per frame (no pelvis
@@ -215,7 +216,7 @@ class Tracker:
         head target, facing where the head faces (a position-only head: where the pelvis
         faces now), at the rest pose's head-to-pelvis offset."""
         m, sk, body = self.model, self.sk, self.sk.body
-        pelvis, head = sk.parts["pelvis"], sk.parts["head"]
+        pelvis = sk.parts["pelvis"]
         R_pelvis_rest, R_head_rest = self._rest_rot
         if isinstance(head_target, Position):
             p_head = np.asarray(head_target.xyz)
@@ -234,8 +235,13 @@ class Tracker:
         T_des[:3, :3] = R_yaw @ R_pelvis_rest
         T_des[:3, 3] = p_head - R_yaw @ self._head_offset
         r = m.ik(
-            {pelvis: T_des}, q0=q, active=self._base_joints, method="dls", max_iter=20,
-            time_budget=None, restarts=0,
+            {pelvis: T_des},
+            q0=q,
+            active=self._base_joints,
+            method="dls",
+            max_iter=20,
+            time_budget=None,
+            restarts=0,
         )
         return np.asarray(r.q, dtype=np.float64)
 
