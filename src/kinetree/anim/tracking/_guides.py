@@ -14,6 +14,7 @@ and the IK meets the targets from there, so a guide never decides success.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -117,7 +118,7 @@ def _motion_prior(name: str) -> Any:
     """``kinetree.learn.motion.load_motion_prior(name)``, or None where this kinetree has
     no temporal prior."""
     try:
-        from ...learn import motion
+        motion = importlib.import_module("kinetree.learn.motion")
     except ImportError:
         return None
     load = getattr(motion, "load_motion_prior", None)
