@@ -13,11 +13,10 @@ best effort when out of reach). The numerical work is ``model.ik``'s.
 """
 
 from ._skeleton import Ground as Ground
-from .body_map import BodyMap as BodyMap
 from .offline import PASSES as PASSES
 from .offline import SMOOTH_SECONDS as SMOOTH_SECONDS
 from .offline import smooth as smooth
 from .offline import track as track
 from .tracker import Tracker as Tracker
 
-__all__ = ["PASSES", "SMOOTH_SECONDS", "BodyMap", "Ground", "Tracker", "smooth", "track"]
+__all__ = ["PASSES", "SMOOTH_SECONDS", "Ground", "Tracker", "smooth", "track"]

@@ -1,4 +1,5 @@
-"""One body's targets as another's: a person's tracked head and hands as a robot's.
+"""One body's targets as another's (unfinished, not exported: on the G1 its hands are not
+reached and its head frame sits at its pelvis; see the tracking report).
 
 :class:`BodyMap` maps a target given on a source body part (a frame of the person's
 skeleton, or of a tracking rig laid out like one) to the same body part of another body
