@@ -1,5 +1,8 @@
 """Anatomical joint limits for skeletons read from files, from their body parts.
 
+Long because the ranges, the body frame they are read in, the measure of bending and
+the projection into the ranges share one reading of the skeleton; split, they would drift.
+
 A BVH skeleton's joints turn freely about three axes: nothing keeps an elbow from
 bending backwards or a knee sideways, and sparse IK (or a learned prior) happily does
 both. :func:`anatomical` gives such a skeleton the ranges a human body has, as
