@@ -30,6 +30,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/realism.py  # sparse full-body IK on held-out mocap, with and without the prior
+	$(BIN)/python benchmarks/motion.py  # tracking clips and streams from sparse points (docs/characters.md)
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 	$(MAKE) bench-collision bench-diffik
 	$(MAKE) bench-learned bench-wholebody

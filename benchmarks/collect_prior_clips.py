@@ -11,11 +11,15 @@ Daz-style clip, from git copies of their public repositories (nothing is committ
 https://github.com/<owner>/<name> MIRRORS/<owner>+<name>/repo``. Each file is read at the
 commit named below, so the data are the same whatever the repository holds today.
 
-Training data: CMU subjects 1 (playground), 3 (uneven terrain), 6 (basketball) and 7
-(walks), every clip of theirs that DragonForgedTheArtist/IClone-CMU-Mocap keeps on
-Reallusion's ``CC_Base_`` skeleton (converted from CMU's ASF/AMC with LifeForms and
-retargeted in iClone). Held out: subjects 2, 5, 12, 131 and every clip of
-tests/data (see benchmarks/realism.py), and the Daz-friendly CMU 02_03 below.
+Training data (``train/``): CMU subjects 1 (playground), 3 (uneven terrain), 6
+(basketball) and 7 (walks), every clip of theirs that DragonForgedTheArtist/IClone-CMU-Mocap
+keeps on Reallusion's ``CC_Base_`` skeleton (converted from CMU's ASF/AMC with LifeForms
+and retargeted in iClone). The temporal prior (``kinetree learn motion-prior``) also
+trains on ``train_accad/``: ACCAD's performer Male1 (69 takes: stand, walk, turn, run,
+crouch, crawl, lie down, pick up a box, skip; CC BY 3.0) as JONGGON/DeepHumanPrediction
+keeps it. Held out: ``eval_cc/`` (CMU subject 5 on the Reallusion skeleton), subjects
+2, 5, 12, 131 and every clip of tests/data (see benchmarks/realism.py), and the
+Daz-friendly CMU 02_03 below (``eval/``).
 
 CMU data: "The data used in this project was obtained from mocap.cs.cmu.edu. The
 database was created with funding from NSF EIA-0196217." Free for any use.
@@ -29,6 +33,13 @@ from pathlib import Path
 
 ICLONE = ("DragonForgedTheArtist/IClone-CMU-Mocap", "79529f962ade3274163af53cd92179cee2ed9407")
 RGBD = ("AmmarkoV/RGBDAcquisition", "800512684fbfe4b6d57cd33a1eba2dbf658cb20d")
+ACCAD = ("JONGGON/DeepHumanPrediction", "2e131b4b365e6f565c7ed8075a61f2b3c7b2d53a")
+#: ACCAD's performer Male1 (CC BY 3.0), resampled to 30 fps by that repository's author:
+#: every ``Male1_*.bvh`` under this folder (sub-folders ``Long_data``, ``Short_data/*``).
+ACCAD_DIR = (
+    "DeepHumanPrediction/Code/DeepHumanPrediction/Motion_Prediction_Seq2Seq_sequencialversion/"
+    "Data/ACCAD/Transform_Male1_bvh/"
+)
 _TRAIN_TAKES = {
     "001": (1, 8, 14),
     "003": (1, 2),
@@ -40,6 +51,10 @@ TRAIN = [
     (*ICLONE, f"All_BVH/subjects/{s}/{s}_{t:02d}.bvh", f"{s}_{t:02d}.bvh", int(s))
     for s, takes in _TRAIN_TAKES.items()
     for t in takes
+]
+#: CMU subject 5 on the same Reallusion skeleton: held out (the temporal prior's check).
+EVAL_CC = [
+    (*ICLONE, f"All_BVH/subjects/005/005_{t:02d}.bvh", f"005_{t:02d}.bvh", 5) for t in range(1, 21)
 ]
 EVAL = [
     (
@@ -59,6 +74,17 @@ def _git_dir(mirrors: Path, repo: str) -> Path:
     raise SystemExit(f"no git copy of {repo} under {mirrors} (looked for {base}/repo)")
 
 
+def _ls(git_dir: Path, commit: str, folder: str) -> list[str]:
+    """Paths of the ``.bvh`` files under ``folder`` at ``commit``, sorted."""
+    out = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", commit, folder],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return sorted(p for p in out if p.endswith(".bvh"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -66,7 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("mirrors", type=Path)
     ap.add_argument("out", type=Path)
     args = ap.parse_args(argv)
-    for folder, rows in (("train", TRAIN), ("eval", EVAL)):
+    accad = [
+        (*ACCAD, path, path.rsplit("/", 1)[1], 0)
+        for path in _ls(_git_dir(args.mirrors, ACCAD[0]), ACCAD[1], ACCAD_DIR)
+        if path.rsplit("/", 1)[1].startswith("Male1_")
+    ]
+    for folder, rows in (
+        ("train", TRAIN),
+        ("train_accad", accad),
+        ("eval", EVAL),
+        ("eval_cc", EVAL_CC),
+    ):
         (args.out / folder).mkdir(parents=True, exist_ok=True)
         for repo, commit, path, name, _subject in rows:
             data = subprocess.run(

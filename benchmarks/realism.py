@@ -249,6 +249,127 @@ def _swap_up(p: np.ndarray, up: np.ndarray) -> np.ndarray:
     return out
 
 
+MOTION_SETTINGS = {
+    "VR: head + hands (poses)": ({"head": True, "wrist_l": True, "wrist_r": True}),
+    "four: pelvis pose, head, hands": (
+        {"pelvis": True, "head": False, "wrist_l": False, "wrist_r": False}
+    ),
+    "six: pelvis pose, head, hands, feet": (
+        {"pelvis": True, "head": False, "wrist_l": False, "wrist_r": False}
+        | {"ankle_l": False, "ankle_r": False}
+    ),
+}
+
+
+def motion_eval(clips: dict[str, Path], prior: str, seconds: float) -> str:
+    """Raw guesses of the temporal prior (before any IK) on held-out clips at 30 fps,
+    offline and live: mean error over the body-part joints in % of the height, beside
+    the neutral body placed on the tracked pelvis pose (four, six points) or, without a
+    pelvis, turned to the head's heading and moved under the head (VR); and the
+    guesses' jitter (mean second difference of the joints) over the capture's."""
+    from kinetree.learn.motion import load_motion_prior
+
+    mp = load_motion_prior(prior)
+    rows: dict[str, dict[str, list[float]]] = {}
+    for name, path in clips.items():
+        clip = kinetree.read_bvh(path)
+        if not _usable(clip.model):
+            continue
+        m = clip.model
+        step = max(1, round(1.0 / (30.0 * clip.frame_time)))
+        q = clip.q[::step][: int(seconds * 30)]
+        fps = 1.0 / (clip.frame_time * step)
+        layout = layout_of(m)
+        roles = list(layout.node)
+        T = m.fk_all(q)
+        truth = T[:, [layout.node[r] for r in roles]][..., :3, 3]
+        rest = m.fk_all(m.neutral())
+        bound = mp.bind(m)
+        for setting, given in MOTION_SETTINGS.items():
+            tracks = {
+                layout.parts[r]: (T[:, layout.node[r]] if pose else T[:, layout.node[r], :3, 3])
+                for r, pose in given.items()
+            }
+            for mode in ("offline", "live"):
+                if mode == "offline":
+                    poses, placed = bound.guess_parts(tracks, fps)
+                else:
+                    poses, placed = _live_parts(bound, tracks, len(q), fps)
+                guess = np.stack(
+                    [[pl.get(r, poses[t][:3, 3]) for r in roles] for t, pl in enumerate(placed)]
+                )
+                err = np.linalg.norm(guess - truth, axis=-1).mean(axis=1) / layout.height * 100
+                acc_g = np.linalg.norm(np.diff(guess, 2, axis=0), axis=-1).mean()
+                acc_t = np.linalg.norm(np.diff(truth, 2, axis=0), axis=-1).mean()
+                key = f"{setting} | {mode}"
+                r = rows.setdefault(key, {"err": [], "neutral": [], "jitter": []})
+                r["err"] += list(err)
+                r["jitter"].append(acc_g / acc_t)
+                if mode == "offline":
+                    r["neutral"] += list(_neutral_error(m, layout, roles, rest, T, truth, given))
+                else:
+                    r["neutral"] = rows[f"{setting} | offline"]["neutral"]
+        print(f"  {name}: {len(q)} frames", file=sys.stderr)
+    lines = [
+        "| trackers | mode | guess error, % of height | neutral body | jitter vs capture |",
+        "|---|---|---|---|---|",
+    ]
+    for key, r in rows.items():
+        setting, mode = key.split(" | ")
+        lines.append(
+            f"| {setting} | {mode} | {np.mean(r['err']):.2f} | {np.mean(r['neutral']):.2f} |"
+            f" {np.mean(r['jitter']):.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def _live_parts(bound: Any, tracks: dict[str, np.ndarray], n: int, fps: float) -> tuple:
+    """The stream's raw guesses, frame by frame (its fit skipped)."""
+    from kinetree.learn.motion import MotionPriorStream
+
+    s = MotionPriorStream(bound, fps)
+    poses, placed = [], []
+    fit = bound._fit
+    try:
+        bound._fit = lambda T, pl, q, first: (poses.append(T), placed.append(pl), q)[2]
+        for t in range(n):
+            s.step({k: v[t] for k, v in tracks.items()})
+    finally:
+        bound._fit = fit
+    return poses, placed
+
+
+def _neutral_error(m, layout, roles, rest, T, truth, given) -> np.ndarray:
+    """The neutral body's error per frame (see :func:`motion_eval`)."""
+    R0 = rest[[layout.node[r] for r in roles]]
+    if "pelvis" in given:
+        kp = layout.node["pelvis"]
+        local = np.einsum("ji,nj->ni", rest[kp, :3, :3], R0[:, :3, 3] - rest[kp, :3, 3])
+        placed = np.einsum("tij,nj->tni", T[:, kp, :3, :3], local) + T[:, kp, None, :3, 3]
+    else:
+        kh = layout.node["head"]
+        up = layout.up_world
+        # yaw of the head relative to rest, about up
+        fwd_rest = (rest[layout.node["pelvis"], :3, :3] @ layout.R_pelvis_body)[:, 2]
+        to_head = rest[kh, :3, :3].T @ fwd_rest  # the forward in the head's frame
+        fwd = np.einsum("tij,j->ti", T[:, kh, :3, :3], to_head)
+
+        def flat(v):
+            v = v - np.outer(v @ up, up) if v.ndim == 2 else v - (v @ up) * up
+            return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+        a, b = flat(fwd_rest), flat(fwd)
+        ang = np.arctan2(np.cross(a, b) @ up, b @ a)
+        placed = []
+        for t, th in enumerate(ang):
+            K = np.array([[0, -up[2], up[1]], [up[2], 0, -up[0]], [-up[1], up[0], 0]])
+            R = np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
+            p = (R0[:, :3, 3] - rest[kh, :3, 3]) @ R.T + T[t, kh, :3, 3]
+            placed.append(p)
+        placed = np.stack(placed)
+    return np.linalg.norm(placed - truth, axis=-1).mean(axis=1) / layout.height * 100
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -258,7 +379,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", type=Path, help="replace the table in this Markdown file")
     ap.add_argument("--figure", type=Path, help="write the side-by-side PNG here")
     ap.add_argument("--quick", action="store_true", help="dls rows and the prior only")
+    ap.add_argument(
+        "--motion",
+        metavar="PRIOR",
+        help="the temporal prior's raw guesses instead (a name or .npz)",
+    )
+    ap.add_argument("--seconds", type=float, default=10.0, help="--motion: seconds per clip")
+    ap.add_argument("--only-extra", action="store_true", help="only the --extra clips")
     args = ap.parse_args(argv)
+    if args.motion is not None:
+        clips = {} if args.only_extra else dict(CLIPS)
+        if args.extra is not None:
+            clips |= {p.stem: p for p in sorted(args.extra.glob("*.bvh"))}
+        print(motion_eval(clips, args.motion, args.seconds))
+        return 0
     clips = dict(CLIPS)
     if args.extra is not None:
         clips |= {p.stem: p for p in sorted(args.extra.glob("*.bvh"))}

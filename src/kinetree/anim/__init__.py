@@ -11,6 +11,10 @@ editing clips by IK targets, retargeting human motion onto robots.
 * :func:`edit_by_targets`: IK on every frame of a clip, warm-started, with pinned frames,
   a ground height and a bound on the per-frame joint change (the clip's own skeleton).
   Until the next release also callable as ``kinetree.anim.retarget``, deprecated.
+* :func:`track` and :class:`Tracker` (:mod:`kinetree.anim.tracking`): motion from sparse
+  trackers (head, hands, feet, pelvis), a whole clip offline or a live stream, every
+  target met on every frame and smooth between them; :mod:`kinetree.anim.anatomy`:
+  human joint ranges for skeletons read from files.
 * :mod:`kinetree.anim.retarget`: :func:`retarget_robot` (``kinetree.retarget``), a human
   clip onto a humanoid robot with a floating base: ready-made and guessed joint maps
   (:class:`RetargetMap`), unit and up-axis conversion, per-segment scaling, planted feet
@@ -27,6 +31,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import anatomy as anatomy
 from . import retarget as retarget
 from ._moved import MovedModules
 from .bvh_export import motion_to_bvh, write_motion_bvh
@@ -49,6 +54,7 @@ from .retarget import (
     self_collision_frames,
 )
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
+from .tracking import Tracker, track
 
 __all__ = [
     "EASES",
@@ -57,6 +63,8 @@ __all__ = [
     "BallJoint",
     "Motion",
     "RetargetMap",
+    "Tracker",
+    "anatomy",
     "ball_joints",
     "contact_intervals",
     "decompose",
@@ -78,6 +86,7 @@ __all__ = [
     "sequence_matrix",
     "slerp",
     "to_clip",
+    "track",
     "write_motion_bvh",
 ]
 

@@ -65,6 +65,10 @@ def prior_cmd(
     noise: Annotated[float, typer.Option(help="Input noise [body heights].")] = 0.0,
     weight_decay: Annotated[float, typer.Option(help="AdamW weight decay.")] = 0.0,
     name: Annotated[str, typer.Option(help="The prior's name in its metadata.")] = "prior",
+    variants: Annotated[int, typer.Option(help="Re-proportioned copies per clip (0: none).")] = 0,
+    proportions: Annotated[
+        float, typer.Option(help="Largest relative change of a bone group, with --variants.")
+    ] = 0.12,
 ) -> None:
     """Train a pose prior on BVH clips (a progress bar on stderr) and save it."""
     from ..learn import train_pose_prior
@@ -81,6 +85,60 @@ def prior_cmd(
         seed=seed,
         noise=noise,
         weight_decay=weight_decay,
+        name=name,
+        variants=variants,
+        proportions=proportions,
+    )
+    path = prior.save(output)
+    typer.echo(
+        f"{path}: {prior.meta['frames']} frames of {len(prior.meta['clips'])} clips, "
+        f"loss {prior.meta['final_loss']}"
+    )
+
+
+@learn_app.command("motion-prior", epilog=EPILOG)
+@cli_errors
+def motion_prior_cmd(
+    sources: Annotated[
+        list[str], typer.Argument(metavar="SRC...", help="BVH clips or folders of them.")
+    ],
+    output: Annotated[
+        str, typer.Option("-o", "--output", metavar="OUT", help="The .npz to write.")
+    ],
+    steps: Annotated[int, typer.Option(help="Training steps (batches).")] = 6000,
+    batch_size: Annotated[int, typer.Option(help="Windows per step.")] = 256,
+    hidden: Annotated[
+        str, typer.Option(help="Hidden layer widths, comma-separated.")
+    ] = "512,512,512",
+    past: Annotated[
+        str, typer.Option(help="Window frames back (at 30 fps), comma-separated, 0 first.")
+    ] = "0,1,2,4,8,12,20,30",
+    future: Annotated[
+        str, typer.Option(help="Window frames ahead (at 30 fps); '' for a causal prior.")
+    ] = "1,2,4,8,12,20,30",
+    variants: Annotated[int, typer.Option(help="Re-proportioned copies per clip.")] = 3,
+    seed: Annotated[int, typer.Option(help="Same clips and seed, same weights.")] = 0,
+    name: Annotated[str, typer.Option(help="The prior's name in its metadata.")] = "prior",
+) -> None:
+    """Train a temporal prior (whole bodies from a window of sparse trackers) on BVH clips
+    and save it; load it with ``kinetree.learn.motion.load_motion_prior(OUT)``."""
+    from ..learn.motion_train import train_motion_prior
+
+    def ints(text: str, what: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(w) for w in text.split(",") if w.strip())
+        except ValueError:
+            raise InvalidValueError(f"--{what} {text!r}: comma-separated integers") from None
+
+    prior = train_motion_prior(
+        _clips(sources),
+        past_steps=ints(past, "past"),
+        future_steps=ints(future, "future"),
+        hidden=ints(hidden, "hidden"),
+        steps=steps,
+        batch_size=batch_size,
+        variants=variants,
+        seed=seed,
         name=name,
     )
     path = prior.save(output)

@@ -26,6 +26,7 @@ missing roles masked out).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -143,10 +144,12 @@ class BodyLayout:
     rigid: dict[str, np.ndarray]
 
     @classmethod
-    def of(cls, model: Model) -> BodyLayout:
+    def of(cls, model: Model, roles: Any = None) -> BodyLayout:
         """Read the layout of ``model``; :class:`~kinetree.errors.UnsupportedError` when
-        it lacks a role the prior needs (listing what was found)."""
-        parts = find_body_parts(model)
+        it lacks a role the prior needs (listing what was found). ``roles``: passed to
+        :func:`~kinetree.io.body_parts.find_body_parts` (None: its default)."""
+        finder: Any = find_body_parts  # roles=: io.body_parts' own override of names
+        parts = finder(model) if roles is None else finder(model, roles=roles)
         missing = [r for r in REQUIRED_ROLES if r not in parts]
         if missing:
             raise UnsupportedError(

@@ -30,10 +30,10 @@ from ..errors import InvalidValueError, UnsupportedError
 from ..ik.result import IKResult
 from ..ik.targets import Pose, Position
 from ..model import Model
-from ._body import INPUT_ROLES
+from ._body import INPUT_ROLES, BodyLayout
 from .prior import PosePrior, layout_of, load_prior
 
-__all__ = ["FIT_DAMPING", "FIT_ITERATIONS", "fit_pose", "solve_with_prior"]
+__all__ = ["FIT_DAMPING", "FIT_ITERATIONS", "fit_placed", "fit_pose", "solve_with_prior"]
 
 #: Iterations of the fit (step 2), and its DLS damping per squared body height.
 FIT_ITERATIONS = 40
@@ -108,6 +108,24 @@ def fit_pose(model: Model, prior: PosePrior, targets: dict[str, Any], q0: Any = 
             if p is not None:
                 given[role] = p
     placed = prior.predict(model, T_pelvis, given)
+    return fit_placed(model, T_pelvis, placed, q_start)
+
+
+def fit_placed(
+    model: Model,
+    T_pelvis: np.ndarray,
+    placed: dict[str, np.ndarray],
+    q_start: np.ndarray,
+    iterations: int = FIT_ITERATIONS,
+    layout: BodyLayout | None = None,
+) -> np.ndarray:
+    """Step 2 of the module docstring: the configuration ``(nq,)`` of ``model`` nearest
+    (least squares, from ``q_start``) the pelvis pose ``T_pelvis`` (4x4, world) and
+    the world positions ``placed`` (``{role: (3,)}``, :meth:`~._body.BodyLayout.placed`),
+    in ``iterations`` damped-least-squares steps (``layout``: the body parts, default
+    :func:`~.prior.layout_of`)."""
+    layout = layout_of(model) if layout is None else layout
+    pelvis = layout.parts["pelvis"]
     moves = bool(model.chain(pelvis))  # a fixed pelvis (a humanoid robot's) is no target
     fit_targets: dict[str, Any] = {pelvis: T_pelvis} if moves else {}
     for role, p in placed.items():
@@ -115,7 +133,7 @@ def fit_pose(model: Model, prior: PosePrior, targets: dict[str, Any], q0: Any = 
             fit_targets[layout.parts[role]] = Position(p)
     # Damping in units of the body (DLS damps by |error|^2, which in a file's
     # centimetres would stall the root's translation), the root placed first.
-    opts: dict[str, Any] = {"method": "dls", "max_iter": FIT_ITERATIONS, "time_budget": None}
+    opts: dict[str, Any] = {"method": "dls", "max_iter": iterations, "time_budget": None}
     opts["damping"] = FIT_DAMPING / layout.height**2
     if moves:
         root = model.ik({pelvis: T_pelvis}, q0=q_start, max_joint_step=layout.height, **opts)

@@ -84,6 +84,8 @@ def train_pose_prior(
     weight_decay: float = 0.0,
     name: str = "prior",
     progress_bar: bool | None = None,
+    variants: int = 0,
+    proportions: float = 0.12,
 ) -> PosePrior:
     """Train a pose prior on ``clips`` (BVH paths or clips of any skeleton whose body parts
     :func:`~kinetree.io.body_parts.find_body_parts` recognises; see the module docstring).
@@ -100,6 +102,12 @@ def train_pose_prior(
         weight_decay: AdamW's decoupled weight decay (0: plain Adam).
         name: stored in the prior's metadata.
         progress_bar: a bar on stderr (None: on a terminal).
+        variants: copies of each clip on bodies of other proportions (each group of
+            bones: legs, hips, spine, neck, shoulders, arms, scaled by a factor drawn
+            within ``1 +- proportions``, seeded by ``seed``); 0: none. With copies, the
+            clips are read as the temporal prior reads them
+            (:func:`~.motion_train.motion_clips`: a skeleton whose rest pose does not
+            stand gets its body frame from its motion).
 
     Raises :class:`~kinetree.errors.UnsupportedError` without torch or for a clip whose
     skeleton lacks the roles the prior reads, :class:`~kinetree.errors.InvalidValueError`
@@ -118,7 +126,10 @@ def train_pose_prior(
         if not (isinstance(f, (int, float)) and 0 <= f < 1):
             raise InvalidValueError(f"{what} must be in [0, 1), got {f!r}")
     t0 = time.perf_counter()
-    parts = [clip_frames(c, every) for c in sources]
+    if variants:
+        parts = _varied_frames(sources, every, variants, proportions, seed)
+    else:
+        parts = [clip_frames(c, every) for c in sources]
     x = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     valid = np.concatenate([p[2] for p in parts])
@@ -130,6 +141,8 @@ def train_pose_prior(
     )
     opts = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "seed": seed}
     opts |= {"noise": noise, "weight_decay": weight_decay}
+    if variants:
+        opts |= {"variants": variants, "proportions": proportions}
     mlp, loss = _fit(torch, x, y, valid, hidden, opts, progress_bar)
     meta = {
         "name": name,
@@ -143,6 +156,34 @@ def train_pose_prior(
         "torch": str(torch.__version__),
     }
     return PosePrior(mlp, meta)
+
+
+def _varied_frames(
+    sources: Sequence[Any], every: int, variants: int, proportions: float, seed: int
+) -> list[tuple[np.ndarray, ...]]:
+    """:func:`clip_frames` of each clip and of ``variants`` re-proportioned copies."""
+    from ._motion_body import ALL_ROLES
+    from .motion_train import _GROUPS, motion_clips
+
+    rng = np.random.default_rng(seed)
+    k = len(INPUT_ROLES)
+    inputs = [ALL_ROLES.index(r) for r in INPUT_ROLES]
+    out: list[tuple[np.ndarray, ...]] = []
+    for clip in motion_clips(sources):
+        copies = [clip]
+        for _ in range(variants):
+            scale = {g: float(rng.uniform(1 - proportions, 1 + proportions)) for g in _GROUPS}
+            copies.append(clip.reproportioned(scale))
+        for c in copies:
+            pos, body = c.pos[::every], c.body[::every]
+            rel = np.einsum("nji,nrj->nri", body, pos - pos[:, :1])
+            up = body[:, 1, :]  # the world's up (canonical +y) seen from the body frame
+            x = np.concatenate(
+                [rel[:, inputs].reshape(len(pos), 3 * k), up, np.ones((len(pos), k))], axis=1
+            )
+            y = rel[:, 1:].reshape(len(pos), -1)
+            out.append((x, y, np.broadcast_to(c.valid[1:], (len(pos), len(OUTPUT_ROLES))).copy()))
+    return out
 
 
 def _label(c: Any) -> str:
