@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/realism.py --every 10 --write docs/characters.md \
         --figure docs/figures/prior_vs_neutral.png
     .venv/bin/python benchmarks/realism.py --extra DIR           # more clips: every DIR/*.bvh
+    .venv/bin/python benchmarks/realism.py --motion human --extra out/prior_data/eval_cc
+        # the temporal prior's raw guesses (kinetree.learn.motion), offline and live
 
 Clips: every ``--every``-th frame of captures of subjects the shipped ``"human"`` prior
 was *not* trained on (its training clips are CMU subjects 1, 3, 6 and 7 on Reallusion's
@@ -301,23 +303,25 @@ def motion_eval(clips: dict[str, Path], prior: str, seconds: float) -> str:
                 err = np.linalg.norm(guess - truth, axis=-1).mean(axis=1) / layout.height * 100
                 acc_g = np.linalg.norm(np.diff(guess, 2, axis=0), axis=-1).mean()
                 acc_t = np.linalg.norm(np.diff(truth, 2, axis=0), axis=-1).mean()
-                key = f"{setting} | {mode}"
+                key = f"{setting} | {mode} | {_skeleton(m)}"
                 r = rows.setdefault(key, {"err": [], "neutral": [], "jitter": []})
                 r["err"] += list(err)
                 r["jitter"].append(acc_g / acc_t)
                 if mode == "offline":
                     r["neutral"] += list(_neutral_error(m, layout, roles, rest, T, truth, given))
                 else:
-                    r["neutral"] = rows[f"{setting} | offline"]["neutral"]
+                    r["neutral"] = rows[f"{setting} | offline | {_skeleton(m)}"]["neutral"]
         print(f"  {name}: {len(q)} frames", file=sys.stderr)
     lines = [
-        "| trackers | mode | guess error, % of height | neutral body | jitter vs capture |",
-        "|---|---|---|---|---|",
+        "| trackers | mode | skeleton | guess error, % of height | neutral body |"
+        " jitter vs capture |",
+        "|---|---|---|---|---|---|",
     ]
-    for key, r in rows.items():
-        setting, mode = key.split(" | ")
+    for key, r in sorted(rows.items()):
+        setting, mode, family = key.split(" | ")
         lines.append(
-            f"| {setting} | {mode} | {np.mean(r['err']):.2f} | {np.mean(r['neutral']):.2f} |"
+            f"| {setting} | {mode} | {family} | {np.mean(r['err']):.2f} |"
+            f" {np.mean(r['neutral']):.2f} |"
             f" {np.mean(r['jitter']):.2f}x |"
         )
     return "\n".join(lines)

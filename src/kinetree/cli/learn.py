@@ -117,6 +117,8 @@ def motion_prior_cmd(
         str, typer.Option(help="Window frames ahead (at 30 fps); '' for a causal prior.")
     ] = "1,2,4,8,12,20,30",
     variants: Annotated[int, typer.Option(help="Re-proportioned copies per clip.")] = 3,
+    noise: Annotated[float, typer.Option(help="Input noise [body heights].")] = 0.005,
+    weight_decay: Annotated[float, typer.Option(help="AdamW weight decay.")] = 1e-4,
     seed: Annotated[int, typer.Option(help="Same clips and seed, same weights.")] = 0,
     name: Annotated[str, typer.Option(help="The prior's name in its metadata.")] = "prior",
 ) -> None:
@@ -138,6 +140,8 @@ def motion_prior_cmd(
         steps=steps,
         batch_size=batch_size,
         variants=variants,
+        noise=noise,
+        weight_decay=weight_decay,
         seed=seed,
         name=name,
     )

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._body import OUTPUT_ROLES, BodyLayout, _parent_present
+from ._body import OUTPUT_ROLES, BodyLayout, _parent_present, _swap
 
 __all__ = [
     "ALL_ROLES",
@@ -53,14 +53,6 @@ _PER_FRAME = 3 * len(TRACK_ROLES) + 6 * len(ROT_ROLES)
 #: Outputs: pelvis position (3), body rotation (6), roles relative to the pelvis.
 N_OUT = 3 + 6 + 3 * len(OUTPUT_ROLES)
 _MIRROR = np.array([-1.0, 1.0, 1.0])
-
-
-def _swap(role: str) -> str:
-    if role.endswith("_l"):
-        return role[:-2] + "_r"
-    if role.endswith("_r"):
-        return role[:-2] + "_l"
-    return role
 
 
 _ALL_SWAP = np.array([ALL_ROLES.index(_swap(r)) for r in ALL_ROLES])
