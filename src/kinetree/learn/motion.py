@@ -19,6 +19,9 @@ Each guess is mapped to the skeleton's configuration by the per-frame prior's fi
 (:func:`~.pose_ik.fit_placed`), warm-started from the previous frame. The guess only
 guides: a tracker meets the targets with IK (:mod:`kinetree.anim`).
 
+Long because the prior, its binding to a skeleton and its two ways of running (offline
+and streamed) share one window and one fit, and are read together.
+
 Window frames are counted at :data:`RATE` frames per second: :attr:`MotionPrior.past`
 frames of 1/30 s back, whatever the tracks' rate (frames are picked by time).
 """
