@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,7 +42,7 @@ from ...io.bvh import BVHClip, read_bvh
 from ...model import Model
 from .._targets import moved_by
 from ..motion import Motion
-from .joint_maps import RetargetMap, make_map
+from .joint_maps import LIMB_PARTS, RetargetMap, make_map, robot_parts
 from .quality import rest_overlaps, retarget_quality
 from .robots import free_joint_of, load_robot
 from .source import SourceFrames, prepare_source
@@ -119,6 +120,24 @@ def _smooth(T: np.ndarray, sigma: float) -> np.ndarray:
     U[..., :, 2] *= d[..., None]
     out[..., :3, :3] = U @ Vt
     out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def _unmapped(mp: RetargetMap, robot_roles: Mapping[str, str]) -> tuple[str, ...]:
+    """The limb body parts (:data:`~.joint_maps.LIMB_PARTS`) the robot has (found on it
+    or, for a given mapping, on none) that ``mp`` leaves out; warns naming them."""
+    have = set(mp.roles.values())
+    robot_has = set(robot_roles) if robot_roles else set(LIMB_PARTS)
+    out = tuple(r for r in LIMB_PARTS if r in robot_has and r not in have)
+    if out:
+        warnings.warn(
+            f"the source's {', '.join(out)} are not mapped, so the robot's limbs there stay "
+            "still (their joint names were not recognised); name them with roles="
+            "{role: source joint} or give mapping={source joint: robot frame} (the map's "
+            "report: motion.metadata['retarget']['map'].report)",
+            UserWarning,
+            stacklevel=3,
+        )
     return out
 
 
@@ -301,6 +320,7 @@ def retarget_robot(
     skip_calibration: bool = True,
     self_collision: bool | float = False,
     name: str | None = None,
+    roles: Mapping[str, str] | None = None,
 ) -> Motion:
     """Retarget a human clip onto a humanoid robot with a floating base.
 
@@ -338,6 +358,14 @@ def retarget_robot(
             whose spheres overlap at the neutral pose). ``metadata["retarget"]
             ["collision_frames"]`` lists the frames re-solved.
         name: the motion's name (default: the source's).
+        roles: the source's body parts by name, ``{role: source joint}``
+            (:data:`kinetree.body_parts.ROLES`), for skeletons whose names no rule
+            reads; the other parts are still found by name
+            (:func:`~kinetree.body_parts.find_body_parts`).
+
+    Body parts the robot has but the map leaves out (an arm or a leg of a skeleton
+    whose names were not recognised) stay still: a :class:`UserWarning` names them,
+    ``metadata["retarget"]["unmapped"]`` lists them and the quality report is not good.
 
     Returns:
         A :class:`Motion` of the robot (``q`` per frame with its floating base, at the
@@ -367,6 +395,9 @@ def retarget_robot(
     )
     margin = _collision_margin(self_collision)
     robot_model = robot if isinstance(robot, Model) else load_robot(robot)
+    robot_roles: dict[str, str] = {}
+    if not isinstance(mapping, (Mapping, RetargetMap)):
+        robot_roles = robot_parts(robot_model)[1]  # not a humanoid: say so first
     free = free_joint_of(robot_model)
     if free is None:
         raise UnsupportedError(
@@ -376,7 +407,8 @@ def retarget_robot(
             "or pass the robot by name or file, which adds one"
         )
     source_model = source.model
-    mp = make_map(mapping, source_model, robot_model)
+    mp = make_map(mapping, source_model, robot_model, roles=roles)
+    unmapped = _unmapped(mp, robot_roles)
     joints = [j for j in source_model.frame_names if j in mp.pairs]
     src = prepare_source(source, joints, mp.roles, scale=source_scale, up=up)
     dropped: list[int] = []
@@ -471,6 +503,7 @@ def retarget_robot(
     assert pelvis is not None  # make_map checks it
     info: dict[str, Any] = {
         "map": mp,
+        "unmapped": unmapped,
         "source_unit": src.unit,
         "source_scale": src.scale,
         "source_axes": src.R,
