@@ -32,6 +32,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/realism.py  # sparse full-body IK on held-out mocap, with and without the prior
 	$(BIN)/python benchmarks/motion.py  # tracking clips and streams from sparse points (docs/characters.md)
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
+	$(BIN)/pip install -q example-robot-data  # the G1 of the retargeting benchmark
+	$(BIN)/python benchmarks/retarget_motion.py  # retargeting onto the G1 as motion: spikes, jerk, dips
 	$(MAKE) bench-collision bench-diffik
 	$(MAKE) bench-learned bench-wholebody
 

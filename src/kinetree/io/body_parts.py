@@ -1,29 +1,20 @@
-"""Body parts of a skeleton or a humanoid robot, found from frame names and the tree.
+"""Old home of :mod:`kinetree.body_parts` (body-part anatomy is not a file format).
 
-A *role* names a place on a human body: the ``pelvis``, the ``spine`` (first joint
-above the pelvis), the ``chest`` (where both arms hang), the ``neck``, the ``head``,
-and on each side (suffix ``_l`` or ``_r``) the ``clavicle``, ``shoulder``, ``elbow``,
-``wrist``, ``hip``, ``knee``, ``ankle`` and ``toe``. A role sits where the body
-articulates: the ``shoulder`` of a BVH skeleton is the joint whose rotation swings
-the upper arm (CMU's and Mixamo's ``LeftArm``), its ``elbow`` the one at the elbow
-(``LeftForeArm``), its ``wrist`` ``LeftHand``.
-
-:func:`find_body_parts` reads them from names first (the conventions of CMU's BVH
-conversions, Daz-style ``lShldr``/``lThigh``/``lShin``, Reallusion's ``CC_Base_L_Upperarm``,
-Mixamo, Bandai-Namco's data set, 3ds Max Biped, kinetree's humanoid and robot URDFs such as
-Unitree's G1: ``left_knee_link``), then checks each limb against
-the tree: a knee must lie below its hip, an ankle below its knee, and so on; a name
-that breaks the order is dropped. The centre roles come from the tree where names do
-not say: the chest is the last frame both shoulders hang from, the pelvis the last
-both hips hang from, the spine the first frame on the way from pelvis to chest.
+Everything here is :mod:`kinetree.body_parts`'s; import from there.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-
-from ..model import Model
+from ..body_parts import (
+    CENTRE_ROLES,
+    LIMB_ROLES,
+    ROLES,
+    SIDES,
+    describe,
+    find_body_parts,
+    name_tokens,
+    side_of,
+)
 
 __all__ = [
     "CENTRE_ROLES",
@@ -35,193 +26,3 @@ __all__ = [
     "name_tokens",
     "side_of",
 ]
-
-#: The two sides, as role suffixes.
-SIDES = ("l", "r")
-#: Roles of one side, from the body outwards (add ``_l`` or ``_r``).
-LIMB_ROLES = ("clavicle", "shoulder", "elbow", "wrist", "hip", "knee", "ankle", "toe")
-#: Every role: the centre line, then each side's limbs.
-CENTRE_ROLES = ("pelvis", "spine", "chest", "neck", "head")
-ROLES = (*CENTRE_ROLES, *(f"{r}_{s}" for s in SIDES for r in LIMB_ROLES))
-
-# Words that say nothing about the body part (prefixes of exporters, link suffixes,
-# the axis of one of several co-located robot joints).
-_NOISE = frozenset(
-    "link joint jnt bone body frame mixamorig bip bip01 bip001 def pitch roll yaw "
-    "x y z end site mesh cc base".split()
-)
-_LEFT = frozenset(("left", "l", "lft"))
-_RIGHT = frozenset(("right", "r", "rgt"))
-# Limb role -> the part names that mean it, best first. Within one part name the
-# deepest matching frame of a side is taken (the last of a robot's co-located links).
-_LIMB_WORDS: dict[str, tuple[str, ...]] = {
-    "wrist": ("wrist", "hand", "palm"),
-    "elbow": ("forearm", "lowerarm", "elbow", "lowarm"),
-    "shoulder": ("upperarm", "arm", "uparm", "shldr", "shoulder"),
-    "clavicle": ("clavicle", "collar", "shoulder"),
-    "hip": ("upleg", "upperleg", "thigh", "hip"),
-    "knee": ("lowerleg", "leg", "calf", "shin", "shank", "knee", "lowleg"),
-    "ankle": ("foot", "ankle"),
-    "toe": ("toebase", "toe", "toes", "ball"),
-}
-# Each side's chains, parent role first: every role must hang below the one before.
-_CHAINS = (("clavicle", "shoulder", "elbow", "wrist"), ("hip", "knee", "ankle", "toe"))
-_TOKEN = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Lower-case words of a joint or frame name: an exporter's prefix (up to the last
-    ``:``) dropped, split at non-letters and at camel-case humps.
-
-    ``"mixamorig:LeftUpLeg"`` -> ``("left", "up", "leg")``, ``"LHipJoint"`` ->
-    ``("l", "hip", "joint")``, ``"UpperArm_L"`` -> ``("upper", "arm", "l")``.
-    """
-    base = name.rsplit(":", 1)[-1]
-    return tuple(t.lower() for t in _TOKEN.findall(base))
-
-
-def side_of(name: str) -> str | None:
-    """``"l"``, ``"r"`` or None: the side a name says (``Left``, ``L``, ``_l``...)."""
-    toks = set(name_tokens(name))
-    left, right = bool(toks & _LEFT), bool(toks & _RIGHT)
-    if left == right:
-        return None
-    return "l" if left else "r"
-
-
-def _part(name: str) -> str:
-    """The body-part word of a name: its tokens without side, noise and numbers."""
-    skip = _NOISE | _LEFT | _RIGHT
-    return "".join(t for t in name_tokens(name) if t not in skip and not t.isdigit())
-
-
-class _Tree:
-    """The visible frames of a model as a tree (a frame's parent: its nearest visible
-    ancestor), with depths and ancestor tests."""
-
-    def __init__(self, model: Model, frames: Sequence[str] | None):
-        names = model.frame_names if frames is None else tuple(frames)
-        node_of = {n: model.frame_index(n) for n in names}
-        visible = set(node_of.values())
-        self.names = names
-        self.parent: dict[str, str | None] = {}
-        self.depth: dict[str, int] = {}
-        by_node = {k: n for n, k in node_of.items()}
-        for n, k in node_of.items():
-            path = [int(a) for a in model.ancestors(k)[:-1] if int(a) in visible]
-            self.parent[n] = by_node[path[-1]] if path else None
-            self.depth[n] = len(path)
-
-    def ancestors(self, name: str) -> list[str]:
-        """From the frame's parent up to the root."""
-        out = []
-        p = self.parent[name]
-        while p is not None:
-            out.append(p)
-            p = self.parent[p]
-        return out
-
-    def below(self, child: str, parent: str) -> bool:
-        return parent in self.ancestors(child)
-
-    def common(self, a: str, b: str) -> str | None:
-        """The deepest frame both hang from (the frames themselves included)."""
-        up = [a, *self.ancestors(a)]
-        seen = set([b, *self.ancestors(b)])
-        return next((n for n in up if n in seen), None)
-
-
-def _limbs(tree: _Tree, skip: set[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    word_of: dict[str, str] = {}
-    parts = {n: _part(n) for n in tree.names if n not in skip}
-    sides = {n: side_of(n) for n in parts}
-    for side in SIDES:
-        for role, words in _LIMB_WORDS.items():
-            sh = found.get(f"shoulder_{side}")
-            if role == "clavicle" and (sh is None or word_of[sh] == "shoulder"):
-                # A robot's shoulder links are its shoulder; a skeleton's "Shoulder" is
-                # its clavicle only where an "Arm" below it is the shoulder.
-                words = tuple(w for w in words if w != "shoulder")
-            for word in words:
-                hits = [n for n, p in parts.items() if p == word and sides[n] == side]
-                hits = [n for n in hits if n not in found.values()]
-                if role == "clavicle":
-                    hits = [n for n in hits if sh is not None and tree.below(sh, n)]
-                if hits:
-                    found[f"{role}_{side}"] = max(hits, key=lambda n: tree.depth[n])
-                    word_of[found[f"{role}_{side}"]] = word
-                    break
-    # Each limb in order: a role that does not hang below the one before is dropped,
-    # and so is a limb with fewer than two roles left (numbered robot links such as
-    # "arm_left_7_link" say "arm" without saying which part of it).
-    for side in SIDES:
-        for chain in _CHAINS:
-            last: str | None = None
-            kept: list[str] = []
-            for role in chain:
-                key = f"{role}_{side}"
-                if key not in found:
-                    continue
-                if last is not None and not tree.below(found[key], last):
-                    del found[key]
-                    continue
-                last = found[key]
-                kept.append(key)
-            if len(kept) < 2:
-                for key in kept:
-                    del found[key]
-    return found
-
-
-def find_body_parts(model: Model, frames: Sequence[str] | None = None) -> dict[str, str]:
-    """``{role: frame}`` for every role of :data:`ROLES` found in ``model``.
-
-    ``frames``: the frames to consider (default: all; a BVH skeleton's End Sites,
-    ``*_end``, are always left out). Roles the names and the tree do not give are
-    absent; nothing is guessed from geometry. See the module docstring.
-    """
-    tree = _Tree(model, frames)
-    skip = {n for n in tree.names if n.endswith("_end") or re.search(r"_end\d+$", n)}
-    found = _limbs(tree, skip)
-    parts = {n: _part(n) for n in tree.names if n not in skip}
-    both = [(found.get(f"{r}_l"), found.get(f"{r}_r")) for r in ("shoulder", "clavicle")]
-    arms = next(((a, b) for a, b in both if a is not None and b is not None), None)
-    if arms is not None:
-        chest = tree.common(arms[0], arms[1])
-        if chest is not None and chest not in (arms[0], arms[1]):
-            found["chest"] = chest
-    hips = (found.get("hip_l"), found.get("hip_r"))
-    pelvis: str | None = None
-    if hips[0] is not None and hips[1] is not None:
-        pelvis = tree.common(hips[0], hips[1])
-    if pelvis is None or pelvis in hips:
-        pelvis = next((n for n, p in parts.items() if p in ("hips", "pelvis", "hip")), None)
-    chest = found.get("chest")
-    if pelvis is not None and chest is not None and not tree.below(chest, pelvis):
-        # The legs hang from a pelvis bone beside the torso (Reallusion's CC_Base_Pelvis
-        # under CC_Base_Hip): the pelvis is the last frame legs and torso share.
-        pelvis = tree.common(pelvis, chest)
-    if pelvis is not None:
-        found["pelvis"] = pelvis
-    if pelvis is not None and chest is not None and tree.below(chest, pelvis):
-        path = [chest, *tree.ancestors(chest)]
-        spine = path[path.index(pelvis) - 1]
-        found["spine"] = spine
-    top = chest if chest is not None else pelvis
-    for role in ("neck", "head"):
-        hits = [n for n, p in parts.items() if p == role and n not in found.values()]
-        if top is not None:
-            hits = [n for n in hits if tree.below(n, top)]
-        if hits:
-            found[role] = min(hits, key=lambda n: tree.depth[n])
-    return {r: found[r] for r in ROLES if r in found}
-
-
-def describe(parts: Mapping[str, str]) -> str:
-    """One line per role: ``role: frame``, and the roles not found."""
-    lines = [f"{r}: {parts[r]}" for r in ROLES if r in parts]
-    missing = [r for r in ROLES if r not in parts]
-    if missing:
-        lines.append(f"not found: {', '.join(missing)}")
-    return "\n".join(lines)

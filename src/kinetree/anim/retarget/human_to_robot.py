@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,7 +42,7 @@ from ...io.bvh import BVHClip, read_bvh
 from ...model import Model
 from .._targets import moved_by
 from ..motion import Motion
-from .joint_maps import RetargetMap, make_map
+from .joint_maps import LIMB_PARTS, RetargetMap, make_map, robot_parts
 from .quality import rest_overlaps, retarget_quality
 from .robots import free_joint_of, load_robot
 from .source import SourceFrames, prepare_source
@@ -52,6 +53,11 @@ __all__ = ["retarget_robot"]
 #: IK iterations of the first pass (from the first guess) and of the warm-started pass.
 ITERATIONS = (10, 5)
 MAX_STEP = 0.15
+#: The temporal pass (:func:`_temporal_pass`): rounds, Gaussian sigma [frames] and the
+#: iterations of each round's re-solve.
+SMOOTH_ROUNDS = 2
+SMOOTH_SIGMA = 1.0
+SMOOTH_ITERATIONS = 4
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -60,6 +66,10 @@ COLLISION_ITERATIONS = 20
 COLLISION_STEP = 0.15
 #: Orientation weight [1/rad] with which a hand holds the plain pass's orientation there.
 HOLD_ORIENTATION = 0.3
+#: The collision pass (:func:`_collision_pass`): the frames each side of an overlapping
+#: one solved with it, and its rounds.
+COLLISION_SPREAD = 4
+COLLISION_ROUNDS = 3
 #: Rounds of clearing again (twice the iterations each) after the speed cap.
 RECHECKS = 3
 _TOL = (1e-5, 1e-4)  # [m], [rad]: the solve stops early where every target is met
@@ -122,6 +132,24 @@ def _smooth(T: np.ndarray, sigma: float) -> np.ndarray:
     return out
 
 
+def _unmapped(mp: RetargetMap, robot_roles: Mapping[str, str]) -> tuple[str, ...]:
+    """The limb body parts (:data:`~.joint_maps.LIMB_PARTS`) the robot has (found on it
+    or, for a given mapping, on none) that ``mp`` leaves out; warns naming them."""
+    have = set(mp.roles.values())
+    robot_has = set(robot_roles) if robot_roles else set(LIMB_PARTS)
+    out = tuple(r for r in LIMB_PARTS if r in robot_has and r not in have)
+    if out:
+        warnings.warn(
+            f"the source's {', '.join(out)} are not mapped, so the robot's limbs there stay "
+            "still (their joint names were not recognised); name them with roles="
+            "{role: source joint} or give mapping={source joint: robot frame} (the map's "
+            "report: motion.metadata['retarget']['map'].report)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return out
+
+
 def _ik_targets(tg: RobotTargets, frames: np.ndarray | None = None) -> dict[str, Pose]:
     """The IK targets of every clip frame, or of the clip frames ``frames``."""
     out: dict[str, Pose] = {}
@@ -144,6 +172,59 @@ def _neighbour_median(robot: Model, q: np.ndarray) -> np.ndarray:
         return q
     stack = np.stack([np.vstack([q[:1], q[:-1]]), q, np.vstack([q[1:], q[-1:]])])
     return robot.normalize(np.median(stack, axis=0))
+
+
+def _continuous(robot: Model, q: np.ndarray) -> np.ndarray:
+    """``q`` with each quaternion's sign chosen to agree with the previous frame's (q and
+    -q are one rotation; averaging over frames needs them on one side)."""
+    out = q.copy()
+    for k in np.flatnonzero(robot.quaternion_mask)[::4].tolist():
+        quat = out[:, k : k + 4]
+        flip = np.einsum("ij,ij->i", quat[1:], quat[:-1]) < 0
+        sign = np.concatenate([[1.0], np.cumprod(np.where(flip, -1.0, 1.0))])
+        out[:, k : k + 4] = quat * sign[:, None]
+    return out
+
+
+def _smooth_motion(robot: Model, q: np.ndarray, sigma: float) -> np.ndarray:
+    """``q (n, nq)`` filtered over time: the median of each frame and its neighbours (a
+    one-frame jump removed), then a Gaussian of ``sigma`` frames, quaternions
+    renormalised. A weighted mean of configurations within box limits is within them."""
+    if len(q) < 3 or sigma <= 0:
+        return q
+    x = _continuous(robot, _neighbour_median(robot, _continuous(robot, q)))
+    r = max(1, math.ceil(3 * sigma))
+    w = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma) ** 2)
+    w /= w.sum()
+    pad = np.concatenate([np.repeat(x[:1], r, 0), x, np.repeat(x[-1:], r, 0)])
+    out = np.zeros_like(x)
+    for i, wi in enumerate(w):
+        out += wi * pad[i : i + len(x)]
+    return robot.normalize(out)
+
+
+def _temporal_pass(
+    robot: Model,
+    targets: Mapping[str, Pose],
+    q: np.ndarray,
+    opts: Mapping[str, Any],
+    rounds: int,
+    iterations: int,
+    **more: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rounds`` of: smooth the motion over time (:func:`_smooth_motion`), then solve
+    every frame again from its smoothed configuration, ``iterations`` damped
+    least-squares steps. Those steps lie in the row space of the targets' Jacobian, so
+    what the targets do not fix (an elbow's swivel about a hand's position target, the
+    compromise between targets the robot cannot all meet) keeps its smoothed value,
+    and what they fix is met again: smoothness in the null space of the targets.
+    Returns ``q`` and the iterations spent per frame."""
+    its = np.zeros(len(q), dtype=np.int64)
+    for _ in range(rounds):
+        start = _smooth_motion(robot, q, SMOOTH_SIGMA)
+        r = robot.ik(dict(targets), q0=start, max_iter=iterations, **opts, **more)
+        q, its = r.q, its + np.asarray(r.iterations)
+    return q, its
 
 
 def _speed_cap(
@@ -243,14 +324,21 @@ def _clear_collisions(
     ignore: tuple[tuple[str, str], ...],
     max_iter: int,
     below: float,
+    frames: np.ndarray | None = None,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Re-solve the frames of ``q`` closer than ``below`` [m] with the collision-aware IK
-    (keeping ``margin``), each from its own configuration, ``max_iter`` iterations;
+    """Re-solve the frames of ``q`` closer than ``below`` [m] (or the clip frames
+    ``frames``) with the collision-aware IK (keeping ``margin``), each from its own
+    configuration (or from ``start``, one row per frame), ``max_iter`` iterations;
     returns the new ``q`` and the frames re-solved."""
-    d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
-    hit = np.flatnonzero(d < below)
+    if frames is None:
+        d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
+        hit = np.flatnonzero(d < below)
+    else:
+        hit = np.asarray(frames, dtype=np.int64)
     if hit.size == 0:
         return q, hit
+    q0 = q[hit] if start is None else start
     o = dict(opts, max_joint_step=COLLISION_STEP)
     targets = _ik_targets(tg, hit)
     # A frame with a position target only (a hand) keeps, weakly, the orientation the
@@ -273,7 +361,7 @@ def _clear_collisions(
     targets = {f: t for f, t in targets.items() if moved_by(robot, f, mask)}
     r = robot.ik(
         targets,
-        q0=q[hit],
+        q0=q0,
         max_iter=max_iter,
         self_collision=True,
         margin=margin,
@@ -283,6 +371,46 @@ def _clear_collisions(
     out = q.copy()
     out[hit] = r.q
     return out, hit
+
+
+def _dilate(frames: np.ndarray, reach: int, n: int) -> np.ndarray:
+    """The clip frames within ``reach`` of any of ``frames`` (sorted, within ``[0, n)``)."""
+    if frames.size == 0:
+        return frames
+    mark = np.zeros(n + 2 * reach + 1, dtype=np.int64)
+    np.add.at(mark, frames, 1)
+    np.add.at(mark, frames + 2 * reach + 1, -1)
+    covered = np.cumsum(mark)[reach : reach + n] > 0
+    return np.flatnonzero(covered)
+
+
+def _collision_pass(
+    robot: Model,
+    tg: RobotTargets,
+    q: np.ndarray,
+    opts: dict[str, Any],
+    margin: float,
+    ignore: tuple[tuple[str, str], ...],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clear the frames of ``q`` closer than ``margin`` together with their neighbours
+    (:data:`COLLISION_SPREAD` frames each side), in :data:`COLLISION_ROUNDS` rounds:
+    each round starts every frame of that window from the motion smoothed over time
+    (:func:`_smooth_motion`) and solves it with the collision-aware IK. A frame moved
+    out of a collision pulls its neighbours' starts along, so the way out is the same
+    from one frame to the next instead of a jump into one frame and back out (each
+    frame cleared alone took a wrist or an elbow one way or the other: spikes).
+    Returns ``q`` and the frames of the window."""
+    d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
+    hit = np.flatnonzero(d < margin)
+    if hit.size == 0:
+        return q, hit
+    window = _dilate(hit, COLLISION_SPREAD, len(q))
+    for k in range(COLLISION_ROUNDS):
+        start = _smooth_motion(robot, q, SMOOTH_SIGMA)[window] if k else None
+        q, _ = _clear_collisions(
+            robot, tg, q, opts, margin, ignore, COLLISION_ITERATIONS, margin, window, start
+        )
+    return q, window
 
 
 def retarget_robot(
@@ -301,6 +429,7 @@ def retarget_robot(
     skip_calibration: bool = True,
     self_collision: bool | float = False,
     name: str | None = None,
+    roles: Mapping[str, str] | None = None,
 ) -> Motion:
     """Retarget a human clip onto a humanoid robot with a floating base.
 
@@ -338,6 +467,14 @@ def retarget_robot(
             whose spheres overlap at the neutral pose). ``metadata["retarget"]
             ["collision_frames"]`` lists the frames re-solved.
         name: the motion's name (default: the source's).
+        roles: the source's body parts by name, ``{role: source joint}``
+            (:data:`kinetree.body_parts.ROLES`), for skeletons whose names no rule
+            reads; the other parts are still found by name
+            (:func:`~kinetree.body_parts.find_body_parts`).
+
+    Body parts the robot has but the map leaves out (an arm or a leg of a skeleton
+    whose names were not recognised) stay still: a :class:`UserWarning` names them,
+    ``metadata["retarget"]["unmapped"]`` lists them and the quality report is not good.
 
     Returns:
         A :class:`Motion` of the robot (``q`` per frame with its floating base, at the
@@ -367,6 +504,9 @@ def retarget_robot(
     )
     margin = _collision_margin(self_collision)
     robot_model = robot if isinstance(robot, Model) else load_robot(robot)
+    robot_roles: dict[str, str] = {}
+    if not isinstance(mapping, (Mapping, RetargetMap)):
+        robot_roles = robot_parts(robot_model)[1]  # not a humanoid: say so first
     free = free_joint_of(robot_model)
     if free is None:
         raise UnsupportedError(
@@ -376,7 +516,8 @@ def retarget_robot(
             "or pass the robot by name or file, which adds one"
         )
     source_model = source.model
-    mp = make_map(mapping, source_model, robot_model)
+    mp = make_map(mapping, source_model, robot_model, roles=roles)
+    unmapped = _unmapped(mp, robot_roles)
     joints = [j for j in source_model.frame_names if j in mp.pairs]
     src = prepare_source(source, joints, mp.roles, scale=source_scale, up=up)
     dropped: list[int] = []
@@ -425,12 +566,13 @@ def retarget_robot(
             targets, q0=_neighbour_median(robot_model, q), max_iter=iterations[1], **opts
         )
         q, its = r.q, its + np.asarray(r.iterations)
+    if SMOOTH_ROUNDS > 0 and len(q) >= 3:
+        q, more = _temporal_pass(robot_model, targets, q, opts, SMOOTH_ROUNDS, SMOOTH_ITERATIONS)
+        its = its + more
     resolved = np.zeros(0, dtype=np.int64)
     if margin is not None:
         ignore = rest_overlaps(robot_model)
-        q, resolved = _clear_collisions(
-            robot_model, tg, q, opts, margin, ignore, COLLISION_ITERATIONS, margin
-        )
+        q, resolved = _collision_pass(robot_model, tg, q, opts, margin, ignore)
     t4 = time.perf_counter()
     base = robot_model.joint_indices(free)
     if isinstance(max_joint_speed, str):
@@ -471,6 +613,7 @@ def retarget_robot(
     assert pelvis is not None  # make_map checks it
     info: dict[str, Any] = {
         "map": mp,
+        "unmapped": unmapped,
         "source_unit": src.unit,
         "source_scale": src.scale,
         "source_axes": src.R,

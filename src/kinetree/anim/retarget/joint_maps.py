@@ -1,7 +1,7 @@
 """Which source joint drives which robot frame: ready-made maps and a guess from names.
 
 A :class:`RetargetMap` pairs joints of a source skeleton with frames of a robot, and
-says which body part (role, :data:`kinetree.io.body_parts.ROLES`) each pair is: the
+says which body part (role, :data:`kinetree.body_parts.ROLES`) each pair is: the
 retargeting treats the pelvis, the chest, the feet and the limbs differently.
 
 Ready-made maps are joined from two tables by role: :data:`SKELETON_MAPS` (joint names
@@ -9,7 +9,7 @@ of CMU's BVH conversions, Mixamo and kinetree's humanoid) and :data:`ROBOT_MAPS`
 (frames of Unitree's G1 and H1, PAL's Talos and kinetree's humanoid). The names are
 facts about those skeletons and robot descriptions (CMU's cgspeed BVH files, Mixamo's
 ``mixamorig`` rig, the URDFs of example-robot-data). :func:`guess_map` pairs what
-:func:`~kinetree.io.body_parts.find_body_parts` finds on both sides and reports it.
+:func:`~kinetree.body_parts.find_body_parts` finds on both sides and reports it.
 """
 
 from __future__ import annotations
@@ -20,12 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InvalidValueError, UnknownNameError
-from ...io.body_parts import ROLES, describe, find_body_parts
+from ...body_parts import ROLES, describe, find_body_parts
+from ...errors import InvalidValueError, UnknownNameError, UnsupportedError
 from ...model import Model
 from .robots import joint_centre
 
-__all__ = ["ROBOT_MAPS", "SKELETON_MAPS", "RetargetMap", "guess_map", "limb_roots", "make_map"]
+__all__ = [
+    "LIMB_PARTS",
+    "ROBOT_MAPS",
+    "SKELETON_MAPS",
+    "RetargetMap",
+    "guess_map",
+    "limb_roots",
+    "make_map",
+    "robot_parts",
+]
 
 
 def _sided(table: Mapping[str, str], left: str, right: str) -> dict[str, str]:
@@ -143,7 +152,7 @@ class RetargetMap:
 
     Attributes:
         pairs: source joint -> robot frame, in source order.
-        roles: source joint -> role (:data:`~kinetree.io.body_parts.ROLES`) for the
+        roles: source joint -> role (:data:`~kinetree.body_parts.ROLES`) for the
             pairs that are a known body part; other pairs are followed as plain
             points.
         report: how the map was made (names of the tables, or what the guess paired
@@ -184,6 +193,13 @@ class RetargetMap:
                     f"{', '.join(_shown(robot.frame_names))}. Fix the mapping, or pass "
                     "mapping='auto' to pair frames by name"
                 )
+        if not self.pairs:
+            raise InvalidValueError(
+                f"the mapping pairs nothing: no joint of skeleton {source.name!r} was paired "
+                f"with a frame of robot {robot.name!r}; give mapping={{source joint: robot "
+                "frame}} (e.g. {'Hips': 'pelvis', 'LeftFoot': 'left_ankle_roll_link'}) or "
+                "roles={role: source joint}"
+            )
         if "pelvis" not in self.roles.values():
             raise InvalidValueError(
                 "the mapping has no pelvis (the source's root joint paired with the robot's "
@@ -197,11 +213,18 @@ def _shown(names: tuple[str, ...], n: int = 40) -> list[str]:
 
 
 def _resolve_names(table: Mapping[str, str], model: Model) -> dict[str, str]:
-    """``{role: frame}`` of the table's names found in ``model`` (prefix-insensitive)."""
+    """``{role: frame}`` of the table's names found in ``model`` (prefix- and, where no
+    name matches exactly, case-insensitive)."""
     by_plain: dict[str, str] = {}
     for n in model.frame_names:
         by_plain.setdefault(_unprefixed(n), n)
-    return {r: by_plain[n] for r, n in table.items() if n in by_plain}
+    for n in model.frame_names:  # then in any letter case
+        by_plain.setdefault(_unprefixed(n).lower(), n)
+    return {
+        r: by_plain.get(n, by_plain.get(n.lower(), ""))
+        for r, n in table.items()
+        if n in by_plain or n.lower() in by_plain
+    }
 
 
 def _robot_table(robot: Model) -> tuple[str, dict[str, str]] | None:
@@ -242,27 +265,68 @@ def limb_roots(robot: Model, parts: Mapping[str, str]) -> dict[str, tuple[float,
     return out
 
 
-def guess_map(source: Model, robot: Model) -> RetargetMap:
-    """Pair the body parts found on both models by name and tree (see
-    :func:`~kinetree.io.body_parts.find_body_parts`); a ready-made robot table is used
-    when one fits the robot. The report lists the pairs and the roles left out."""
-    src = find_body_parts(source)
+#: The body parts whose absence leaves a limb of the robot still: each side's shoulder,
+#: elbow, wrist, hip, knee and ankle.
+LIMB_PARTS = tuple(
+    f"{r}_{s}" for s in "lr" for r in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
+)
+
+
+def robot_parts(robot: Model) -> tuple[str | None, dict[str, str]]:
+    """``(table name or None, {role: frame})``: the robot's body parts, from the
+    ready-made table that fits it or found by name; raises
+    :class:`~kinetree.errors.UnsupportedError` when it has none (not a humanoid)."""
     table = _robot_table(robot)
-    dst = table[1] if table is not None else find_body_parts(robot)
-    pairs, roles = _join(src, dst)
+    if table is not None:
+        return table[0], table[1]
+    dst = find_body_parts(robot)
+    if "pelvis" not in dst or not any(r in dst for r in LIMB_PARTS):
+        raise UnsupportedError(
+            f"robot {robot.name!r} has no humanoid body parts (found by name: "
+            f"{', '.join(dst) or 'none'}; a humanoid needs a pelvis and limbs); "
+            f"retargeting drives a humanoid robot ({', '.join(ROBOT_MAPS)} are known by "
+            "name), or give mapping={source joint: robot frame}"
+        )
+    return None, dst
+
+
+def _source_parts(source: Model, roles: Mapping[str, str] | None) -> dict[str, str]:
+    """The source's body parts; raises :class:`~kinetree.errors.InvalidValueError`
+    when no name says a pelvis (nothing to drive the robot's base from)."""
+    src = find_body_parts(source, roles=roles)
+    if "pelvis" not in src:
+        raise InvalidValueError(
+            f"no body parts of skeleton {source.name!r} were recognised from its joint "
+            f"names (found: {', '.join(src) or 'none'}; its joints: "
+            f"{', '.join(_shown(source.frame_names, 12))}); name them with roles="
+            "{'pelvis': ..., 'ankle_l': ...} or give mapping={source joint: robot frame}"
+        )
+    return src
+
+
+def guess_map(
+    source: Model, robot: Model, *, roles: Mapping[str, str] | None = None
+) -> RetargetMap:
+    """Pair the body parts found on both models by name and tree (see
+    :func:`~kinetree.body_parts.find_body_parts`; ``roles``: the source's body parts
+    the caller names, ``{role: joint}``); a ready-made robot table is used when one fits
+    the robot. The report lists the pairs and the roles left out."""
+    src = _source_parts(source, roles)
+    table, dst = robot_parts(robot)
+    pairs, role_of = _join(src, dst)
     offsets = limb_roots(robot, dst) if table is None else {}
     lines = [f"source {source.name!r}: found by name"]
     lines += [f"  {line}" for line in describe(src).splitlines()]
-    how = f"the ready-made {table[0]!r} table" if table is not None else "found by name"
+    how = f"the ready-made {table!r} table" if table is not None else "found by name"
     lines.append(f"robot {robot.name!r}: {how}")
     lines += [f"  {line}" for line in describe(dst).splitlines()]
     lines.append("paired:")
-    lines += [f"  {roles[j]}: {j} -> {f}" for j, f in pairs.items()]
+    lines += [f"  {role_of[j]}: {j} -> {f}" for j, f in pairs.items()]
     lines += [_offset_line(f, o) for f, o in offsets.items() if f in pairs.values()]
     left = [r for r in ROLES if (r in src) != (r in dst)]
     if left:
         lines.append(f"left out (found on one side only): {', '.join(left)}")
-    return RetargetMap(pairs, roles, "\n".join(lines), offsets)
+    return RetargetMap(pairs, role_of, "\n".join(lines), offsets)
 
 
 def _offset_line(frame: str, offset: tuple[float, float, float]) -> str:
@@ -270,7 +334,9 @@ def _offset_line(frame: str, offset: tuple[float, float, float]) -> str:
     return f"  {frame}: at its joints' centre, {mm:.0f} mm from the frame's origin"
 
 
-def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
+def make_map(
+    mapping: Any, source: Model, robot: Model, *, roles: Mapping[str, str] | None = None
+) -> RetargetMap:
     """A :class:`RetargetMap` from what :func:`kinetree.retarget` takes as ``mapping``.
 
     ``None`` or ``"auto"``: :func:`guess_map`. A name of :data:`SKELETON_MAPS`
@@ -278,12 +344,14 @@ def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
     with the robot table of :data:`ROBOT_MAPS` that fits the robot (or the robot's
     parts found by name). A dict ``{source joint: robot frame}``: those pairs, their
     roles found on the source by name. A :class:`RetargetMap`: itself. The result is
-    checked against both models (:meth:`RetargetMap.check`).
+    checked against both models (:meth:`RetargetMap.check`). ``roles``: the source's
+    body parts the caller names, ``{role: joint}``, for the guess and a dict's roles
+    (:func:`~kinetree.body_parts.find_body_parts`).
     """
     if isinstance(mapping, RetargetMap):
         out = mapping
     elif mapping is None or (isinstance(mapping, str) and mapping == "auto"):
-        out = guess_map(source, robot)
+        out = guess_map(source, robot, roles=roles)
     elif isinstance(mapping, str):
         if mapping not in SKELETON_MAPS:
             raise UnknownNameError(
@@ -298,18 +366,17 @@ def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
                 f"which skeleton {source.name!r} does not have (its joints: "
                 f"{', '.join(_shown(source.frame_names, 12))}); try mapping='auto'"
             )
-        table = _robot_table(robot)
-        dst = table[1] if table is not None else find_body_parts(robot)
-        pairs, roles = _join(src, dst)
-        offsets = limb_roots(robot, dst) if table is None else {}
-        robot_how = f"robot table {table[0]!r}" if table is not None else "robot parts by name"
+        table_name, dst = robot_parts(robot)
+        pairs, roles_of = _join(src, dst)
+        offsets = limb_roots(robot, dst) if table_name is None else {}
+        robot_how = f"robot table {table_name!r}" if table_name else "robot parts by name"
         report = "\n".join(
             [
                 f"skeleton table {mapping!r} joined with {robot_how}",
                 *(_offset_line(f, o) for f, o in offsets.items()),
             ]
         )
-        out = RetargetMap(pairs, roles, report, offsets)
+        out = RetargetMap(pairs, roles_of, report, offsets)
     elif isinstance(mapping, Mapping):
         pairs = {}
         for j, f in mapping.items():
@@ -319,9 +386,12 @@ def make_map(mapping: Any, source: Model, robot: Model) -> RetargetMap:
                     f"{j!r}: {f!r}"
                 )
             pairs[j] = f
-        parts = find_body_parts(source)
-        roles = {j: r for r, j in parts.items() if j in pairs}
-        out = RetargetMap(pairs, roles, "given pairs; roles found by name")
+        parts = find_body_parts(source, roles=roles)
+        out = RetargetMap(
+            pairs,
+            {j: r for r, j in parts.items() if j in pairs},
+            "given pairs; roles found by name",
+        )
     else:
         raise InvalidValueError(
             "mapping must be None/'auto', a ready-made map name "

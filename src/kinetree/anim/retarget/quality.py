@@ -18,7 +18,8 @@ ratio, the source's pelvis path):
   robot frame's path against the target's own ("jerk" below, [m/frame^2]);
 * how far each mapped frame misses its target, per frame: median and largest [m, rad].
 
-``good`` is False, and ``warnings`` say why, when the motion leaves its limits, has a
+``good`` is False, and ``warnings`` say why, when a limb of the robot was left unmapped
+(it stays still: the source's names were not recognised), the motion leaves its limits, has a
 spike, shakes (a frame's jerk over :data:`JERK_FACTOR` times its target's plus
 :data:`JERK_SLACK`) or puts a planted sole more than :data:`DIP_SLACK` below the ground.
 """
@@ -123,7 +124,8 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
     [m/frame^2] (position targets), ``angle_median``, ``angle_max`` [rad] (orientation
     targets); then ``distance`` [m] (robot pelvis travel, start to end, horizontal),
     ``distance_source`` [m] (the source's, times the leg ratio), ``distance_ratio``;
-    ``good`` (bool) and ``warnings`` (why not good: see the module docstring).
+    ``unmapped`` (the robot's limb body parts the map left out); ``good`` (bool) and
+    ``warnings`` (why not good: see the module docstring).
     """
     meta = motion.metadata
     if "retarget" not in meta:
@@ -179,6 +181,7 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
     out["path_length"] = _path_length(pelvis)
     ds = out["distance_source"]
     out["distance_ratio"] = out["distance"] / ds if ds > 1e-9 else float("nan")
+    out["unmapped"] = tuple(info.get("unmapped", ()))
     out["warnings"] = _warnings(out)
     out["good"] = not out["warnings"]
     return out
@@ -187,6 +190,11 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
 def _warnings(out: dict[str, Any]) -> list[str]:
     """Why the numbers ``out`` of :func:`retarget_quality` are not a good motion."""
     w: list[str] = []
+    if out.get("unmapped"):
+        w.append(
+            f"body parts not mapped (the robot's limbs there stay still): "
+            f"{', '.join(out['unmapped'])}"
+        )
     if not out["within_limits"]:
         w.append("joint limits exceeded")
     if out["spikes"]:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...body_parts import find_body_parts
 from ...errors import InvalidValueError
-from ...io.body_parts import find_body_parts
 from ...io.bvh import BVHClip
 from ...model import JointType, Model
 from ..motion import Motion
