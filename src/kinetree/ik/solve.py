@@ -27,6 +27,7 @@ import numpy as np
 
 from .._cache import PerModel
 from .._compile import compiled, entry
+from .._validate import check_memory
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from . import layout as L
@@ -124,6 +125,7 @@ def _solve(
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
     if type(target) is np.ndarray and target.dtype.kind == "c":
         raise InvalidValueError("target must be real numbers, got complex values")
+    _check_batch_memory(model, target, q0)
     if base is not None:
         from .relative import relative_to_base
 
@@ -185,6 +187,31 @@ def _solve(
 
         return solve_fabrik(prob, t0)
     return run_problem(prob, t0)
+
+
+def _batch_items(x: Any, trailing: int) -> float:
+    """Items in the batch of an array ``x`` with ``trailing`` item dimensions (a target's
+    fields and a dict's values searched too; 1 for anything else)."""
+    if type(x) is np.ndarray:
+        return float(np.prod(x.shape[: max(0, x.ndim - trailing)], dtype=np.float64))
+    if isinstance(x, dict):
+        return max((_batch_items(v, 2) for v in x.values()), default=1.0)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        fields = [getattr(x, f.name) for f in dataclasses.fields(x)]
+        return max(
+            (_batch_items(v, 2 if np.shape(v)[-2:] in ((4, 4), (3, 3)) else 1) for v in fields),
+            default=1.0,
+        )
+    return 1.0
+
+
+def _check_batch_memory(model: Model, target: Any, q0: Any) -> None:
+    """Refuse a batch (of targets or of starts, a broadcast view counted as it would be
+    copied) whose solve arrays would not fit, before any is built."""
+    n = max(_batch_items(target, 2), _batch_items(q0, 1))
+    if n > 1.0:
+        per_item = 8.0 * (6 * model.nq + 4 * L.TARGET_SIZE + 16)
+        check_memory(n * per_item, f"a batch of {int(n):,} IK problems", "solve fewer per call")
 
 
 def _with_pins(
