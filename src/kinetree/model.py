@@ -130,7 +130,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _swing_twist_of(w: np.ndarray, v: np.ndarray, bone: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _swing_twist_of(
+    w: np.ndarray, v: np.ndarray, bone: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(swing, twist)`` [rad] of unit quaternions ``(w, v)`` (shapes (...) and (..., 3))
     about the unit ``bone`` axis: ``q = swing * twist`` with the twist about the bone.
     The twist's quaternion is ``(w, p b) / n`` with ``p = v . b`` and ``n = |(w, p)|``;
@@ -259,7 +261,10 @@ class Model:
         return {n: i for i, n in enumerate(self.joint_names)}
 
     def frame_index(self, frame: str | None = None) -> int:
-        """Node index of ``frame`` (default: the first end effector)."""
+        """Node index of ``frame`` (default: the first end effector): an index into the
+        node arrays (``node_names``, ``parent``, ``origin``, ...), which include the hidden
+        inner nodes of multi-axis joints. It is not a position in :attr:`frame_names` or
+        along the frame axis of :meth:`fk_all`; that is ``frame_names.index(frame)``."""
         if frame is None:
             frame = self.end_effectors[0]
         try:
