@@ -42,7 +42,7 @@ from ._run import (
     single_result,
     writable,
 )
-from .options import KERNEL_METHODS, IKOptions, resolve
+from .options import KERNEL_METHODS, OPTION_NAMES, IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template
 from .result import IKResult, converged
 from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
@@ -122,6 +122,8 @@ def _solve(
     elif not isinstance(options, IKOptions):
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
+        if kwargs:
+            _refuse_conflicts(options, kwargs)
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
     if type(target) is np.ndarray and target.dtype.kind == "c":
         raise InvalidValueError("target must be real numbers, got complex values")
@@ -187,6 +189,28 @@ def _solve(
 
         return solve_fabrik(prob, t0)
     return run_problem(prob, t0)
+
+
+def _refuse_conflicts(options: IKOptions, kwargs: dict[str, Any]) -> None:
+    """A keyword that sets a field of ``options=`` to another value is ambiguous: raise
+    rather than let one silently win (a keyword for a field ``options`` leaves at its
+    default, or one equal to it, is taken)."""
+    defaults = IKOptions()
+    for key, value in kwargs.items():
+        mine = getattr(options, key, None)
+        if key not in OPTION_NAMES or _same(mine, getattr(defaults, key)) or _same(mine, value):
+            continue
+        raise InvalidValueError(
+            f"{key}={value!r} conflicts with options.{key}={mine!r}; give it in one place "
+            f"(dataclasses.replace(options, {key}=...) changes it)"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.array_equal(a, b)) if hasattr(a, "__len__") else bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
 
 
 def _batch_items(x: Any, trailing: int) -> float:
