@@ -55,9 +55,10 @@ def _one(
     if limits:
         q_full[act] = np.clip(q_full[act], lo[act], hi[act])
     bounds = list(zip(lo[act], hi[act])) if limits and method == "L-BFGS-B" else None
-    st_i, st_f = swing_twist_layout(tpl.model, tpl.active) if tpl.has_swing_twist else (None, None)
+    st_i, st_f = swing_twist_layout(tpl.model, tpl.active)
+    cones = tpl.has_swing_twist  # False: nothing to project (or the limits are off)
     scratch = np.empty(SCRATCH)
-    if st_i is not None:  # the start too: it is the first candidate
+    if cones:  # the start too: it is the first candidate
         project_all(q_full, q_full.copy(), fdata, st_i, st_f, lo, hi, scratch)
 
     def fun(qa: np.ndarray) -> tuple[float, np.ndarray]:
@@ -89,7 +90,7 @@ def _one(
         x = res.x if np.all(np.isfinite(res.x)) else x0
         q = q_full.copy()
         q[act] = np.clip(x, lo[act], hi[act]) if limits else x
-        if st_i is not None:  # into the cones, anchored at the attempt's start
+        if cones:  # into the cones, anchored at the attempt's start
             project_all(q, q_full, fdata, st_i, st_f, lo, hi, scratch)
         err = evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, q)
         bad = max(np.max(err[:, 0]) / tol_p, np.max(err[:, 1]) / tol_r)
