@@ -116,10 +116,38 @@ def _random_quaternions(n: int, max_angle: float, gen: np.random.Generator) -> n
     return np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=-1)
 
 
+#: Slack [rad] of the swing-twist checks (:meth:`Model.within_limits`): the solver's
+#: projection puts a joint on its cone to about 1e-12 rad, and that must count as inside.
+SWING_TWIST_SLACK = 1e-10
+#: Rounds of redrawing a ball joint that fell outside its swing-twist limits in
+#: :meth:`Model.random_configuration` before the rest are pulled inside (a cone that
+#: covers a fraction ``f`` of its box leaves ``(1 - f)^64`` of the draws).
+CONE_REDRAWS = 64
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
+
+
+def _swing_twist_of(
+    w: np.ndarray, v: np.ndarray, bone: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(swing, twist)`` [rad] of unit quaternions ``(w, v)`` (shapes (...) and (..., 3))
+    about the unit ``bone`` axis: ``q = swing * twist`` with the twist about the bone.
+    The twist's quaternion is ``(w, p b) / n`` with ``p = v . b`` and ``n = |(w, p)|``;
+    the swing's, ``q`` times the twist's inverse, has ``n`` as its scalar part and
+    ``|v - p b|`` as its vector's length."""
+    sign = np.where(w < 0.0, -1.0, 1.0)
+    w, v = w * sign, v * sign[..., None]
+    p = v @ bone
+    n = np.hypot(w, p)
+    twist = np.where(n < 1e-15, 0.0, 2.0 * np.arctan2(p, w))
+    twist = np.where(twist > np.pi, twist - 2.0 * np.pi, twist)
+    twist = np.where(twist <= -np.pi, twist + 2.0 * np.pi, twist)
+    swing = 2.0 * np.arctan2(np.linalg.norm(v - p[..., None] * bone, axis=-1), n)
+    return swing, twist
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,7 +266,10 @@ class Model:
         return {n: i for i, n in enumerate(self.joint_names)}
 
     def frame_index(self, frame: str | None = None) -> int:
-        """Node index of ``frame`` (default: the first end effector)."""
+        """Node index of ``frame`` (default: the first end effector): an index into the
+        node arrays (``node_names``, ``parent``, ``origin``, ...), which include the hidden
+        inner nodes of multi-axis joints. It is not a position in :attr:`frame_names` or
+        along the frame axis of :meth:`fk_all`; that is ``frame_names.index(frame)``."""
         if frame is None:
             frame = self.end_effectors[0]
         try:
@@ -485,6 +516,73 @@ class Model:
 
         return swing_twist_angles(self, q, group)
 
+    def cone_angles(self, q: ArrayLike, group: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(swing, twist)`` [rad], each of shape ``(...)``, of the swing-twist limited
+        ball joint ``group`` at configurations ``q`` (..., nq): the angle the bone is
+        tilted from its rest direction, in [0, pi], and the turn about it, in (-pi, pi]
+        (the decomposition the solver projects with, :mod:`kinetree.ik._swing_twist`)."""
+        from .kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE, packed
+
+        if group not in self.swing_twist:
+            raise unknown_name("swing-twist joint", group, self.swing_twist)
+        qa = as_array(q, "q", (self.nq,))
+        fdata = packed(self)[0]
+        dofs, nodes = self.group_nodes(group)
+        # The group's rotation as a quaternion: the product of its three axis turns.
+        w = np.ones(qa.shape[:-1])
+        v = np.zeros((*qa.shape[:-1], 3))
+        for d, nd in zip(dofs.tolist(), nodes.tolist()):
+            half = 0.5 * (fdata[nd, F_MIMIC_SCALE] * qa[..., d] + fdata[nd, F_MIMIC_OFFSET])
+            cw, sv = np.cos(half), np.sin(half)[..., None] * fdata[nd, F_AXIS : F_AXIS + 3]
+            w, v = (
+                w * cw - np.sum(v * sv, axis=-1),
+                w[..., None] * sv + cw[..., None] * v + np.cross(v, sv),
+            )
+        return _swing_twist_of(w, v, np.asarray(self.swing_twist[group][0], dtype=np.float64))
+
+    def _cones_hold(self, q: np.ndarray, tol: float) -> np.ndarray:
+        """Whether every swing-twist limited ball joint is within its cone and twist
+        range at ``q`` (..., nq), with ``tol`` [rad] (plus :data:`SWING_TWIST_SLACK`)."""
+        ok = np.ones(q.shape[:-1], dtype=bool)
+        slack = tol + SWING_TWIST_SLACK
+        for group, (_, swing_max, twist_lo, twist_hi) in self.swing_twist.items():
+            swing, twist = self.cone_angles(q, group)
+            ok &= (swing <= swing_max + slack) & (twist >= twist_lo - slack)
+            ok &= twist <= twist_hi + slack
+        return ok
+
+    def _sample_cones(self, qb: np.ndarray, lo: np.ndarray, hi: np.ndarray, gen: Any) -> None:
+        """Redraw, in place, each ball joint of ``qb`` (n, nq) that lies outside its
+        swing-twist limits, uniformly within its per-axis bounds, until inside (so the
+        draws are uniform over the allowed set); after :data:`CONE_REDRAWS` rounds, the
+        few left move toward the neutral pose until inside."""
+        neutral = self.q_neutral
+        for group in self.swing_twist:
+            dofs = self.group_nodes(group)[0]
+            bad = ~self._cones_hold(qb, 0.0)
+            for _ in range(CONE_REDRAWS):
+                rows = np.nonzero(bad)[0]
+                if not rows.size:
+                    break
+                r = gen.random((rows.size, dofs.size))
+                qb[np.ix_(rows, dofs)] = np.clip(
+                    lo[dofs] * (1.0 - r) + hi[dofs] * r, lo[dofs], hi[dofs]
+                )
+                bad[rows] = ~self._cones_hold(qb[rows], 0.0)
+            rows = np.nonzero(bad)[0]
+            if rows.size and bool(self._cones_hold(neutral, 0.0)):
+                # Bisect each row on the segment from the neutral pose to its draw.
+                far = qb[np.ix_(rows, dofs)].copy()
+                near = np.broadcast_to(neutral[dofs], far.shape)
+                a_ok, a_bad = np.zeros(rows.size), np.ones(rows.size)
+                trial = qb[rows].copy()
+                for _ in range(40):
+                    mid = 0.5 * (a_ok + a_bad)
+                    trial[:, dofs] = near + mid[:, None] * (far - near)
+                    inside = self._cones_hold(trial, 0.0)
+                    a_ok, a_bad = np.where(inside, mid, a_ok), np.where(inside, a_bad, mid)
+                qb[np.ix_(rows, dofs)] = near + a_ok[:, None] * (far - near)
+
     # --- configurations --------------------------------------------------------------
 
     def neutral(self) -> np.ndarray:
@@ -498,7 +596,10 @@ class Model:
 
         Unlimited revolute joints sample [-pi, pi]; unlimited prismatic [-1, 1] m;
         quaternion joints a rotation uniform over the rotation group, or, with a limit,
-        a uniform axis and an angle uniform within it.
+        a uniform axis and an angle uniform within it. A ball joint with swing-twist
+        limits (:attr:`swing_twist`) is drawn uniformly within its per-axis limits and
+        redrawn until its swing and twist are within theirs, so every configuration
+        passes :meth:`within_limits`.
         """
         if n is not None:
             n = check_count(n, "n (the number of configurations)")
@@ -529,6 +630,8 @@ class Model:
             qb[:, s_ : s_ + 4] = _random_quaternions(
                 qb.shape[0], self.ball_limits.get(self.node_joint[k], np.pi), gen
             )
+        if self.swing_twist:
+            self._sample_cones(qb, lo, hi, gen)
         return q
 
     def sampling_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -548,8 +651,10 @@ class Model:
         return lo_out, hi_out
 
     def within_limits(self, q: ArrayLike, tol: float = 0.0) -> np.ndarray:
-        """Whether each configuration in ``q`` (..., nq) respects the limits (for a
-        limited quaternion joint: its rotation angle, ``tol`` in rad)."""
+        """Whether each configuration in ``q`` (..., nq) respects the limits: the
+        per-coordinate ones, a limited quaternion joint's rotation angle, and a
+        swing-twist limited ball joint's swing and twist (:attr:`swing_twist`, the
+        limits IK keeps; ``tol`` in rad, plus :data:`SWING_TWIST_SLACK`)."""
         q = as_array(q, "q", (self.nq,))
         ok = np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
         for k in self.ball_nodes:
@@ -560,6 +665,8 @@ class Model:
             quat = q[..., s_ : s_ + 4]
             w = np.abs(quat[..., 0]) / np.maximum(np.linalg.norm(quat, axis=-1), 1e-300)
             ok = ok & (2.0 * np.arccos(np.minimum(w, 1.0)) <= lim + tol)
+        if self.swing_twist:
+            ok = ok & self._cones_hold(q, tol)
         return ok
 
     def normalize(self, q: ArrayLike) -> np.ndarray:

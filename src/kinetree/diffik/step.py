@@ -11,6 +11,7 @@ SVD). Every level sees every limit, so the step stays feasible throughout.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError
 from ..model import Model
 from .limits.limit import Limit
-from .qp import QP, _constraints, _objective, solve_qp
+from .qp import QP, NoSolutionError, _constraints, _objective, solve_qp
 from .tasks.task import Task
 
 __all__ = ["levels_of", "solve_step", "step_delta"]
@@ -108,6 +109,31 @@ def step_delta(
     )
 
 
+#: Times an infeasible step halves what its rows ask for (a pair inside the collision
+#: margin pushed out) before it asks only "no closer", as the collision-aware IK's step
+#: does (``kinetree.ik._collide.RELAX_HALVINGS``).
+RELAX_HALVINGS = 3
+
+
+def _relaxed_solve(
+    qp: QP, solver: str, solver_options: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Solve ``qp``; when its rows ``G dq <= h`` admit no step within the bounds and some
+    ask for motion (``h < 0``: a pair inside its margin, at a joint limit that keeps it
+    there), halve what they ask up to :data:`RELAX_HALVINGS` times, then ask only that
+    they get no closer (``h = 0``), as the collision-aware IK does. The step and the ``h``
+    it kept; :class:`NoSolutionError` when even "no closer" admits none."""
+    h = qp.h
+    for attempt in range(RELAX_HALVINGS + 2):
+        try:
+            return solve_qp(dataclasses.replace(qp, h=h), solver, **solver_options), h
+        except NoSolutionError:
+            if not np.any(h < 0.0) or attempt == RELAX_HALVINGS + 1:
+                raise
+            h = np.where(h < 0.0, 0.5 * h, h) if attempt < RELAX_HALVINGS else np.maximum(h, 0.0)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def step_parts(
     model: Model,
     q: ArrayLike,
@@ -128,7 +154,7 @@ def step_parts(
     nv = model.nv
     H, c, rows = _objective(model, qa, levels[0], lam)
     empty = np.zeros((0, nv))
-    dq = solve_qp(QP(H, c, G, h, empty, np.zeros(0), lb, ub, rows), solver, **solver_options)
+    dq, h = _relaxed_solve(QP(H, c, G, h, empty, np.zeros(0), lb, ub, rows), solver, solver_options)
     parts = [dq]
     if len(levels) == 1:
         return parts

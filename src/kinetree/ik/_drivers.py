@@ -9,7 +9,7 @@ cached on disk under its own name. All have the signature of :func:`~._loop.solv
 release the GIL: one compiled function serves a single solve (a batch of one), a
 small batch, and a large batch split over threads by :func:`kinetree._threads.run_chunks`.
 Its arguments are always C-contiguous float64/int64 arrays of fixed writability (see
-``ik.solve.run``), so each driver compiles once per machine.
+:func:`kinetree.ik._run.run`), so each driver compiles once per machine.
 """
 
 from __future__ import annotations

@@ -104,6 +104,29 @@ def _in_world(target: Any, T_world_base: np.ndarray, base: str) -> Any:
     return target  # not a target: the encoder names the valid kinds
 
 
+def _refuse_carried_base(model: Model, frames: list[str], base: str) -> None:
+    """Raise when ``base`` hangs below one of the moved ``frames`` (or is one): the joints
+    between them move the base and not the frame, so the target would be given in a
+    frame the solve moves, which ``base=`` does not take."""
+    node_base = model.frame_index(base)
+    for f in frames:
+        node = model.frame_index(f)
+        if node in model.ancestors(node_base).tolist():
+            above = [
+                model.node_names[int(k)]
+                for k in model.ancestors(node)
+                if int(k) != node and not model.hidden[int(k)]
+            ]
+            where = "is" if node == node_base else f"hangs below {f!r} in the tree"
+            raise UnsupportedError(
+                f"base {base!r} {where}: the joints between them move the base and not "
+                f"{f!r}, so the target would be a pose in a frame that the solve moves, which "
+                "base= does not take (it moves the joints from the base out to the frame). "
+                f"base= must be a frame that {f!r} does not carry: one of its ancestors "
+                f"({', '.join(above) or 'none'}) or a frame on another branch"
+            )
+
+
 def relative_to_base(
     model: Model, target: Any, frame: str | None, base: Any, q0: Any, opts: IKOptions
 ) -> tuple[Any, str | None, IKOptions]:
@@ -139,6 +162,7 @@ def relative_to_base(
             moves_frames |= coordinates_moving(model, f)
         chain = moves_frames & ~moves_base & model.active_mask(None)
         if not np.any(chain):
+            _refuse_carried_base(model, frames, base)
             raise InvalidValueError(
                 f"no joint moves {', '.join(map(repr, frames))} relative to base {base!r}; "
                 f"frames are: {', '.join(model.frame_names)}"

@@ -4,7 +4,10 @@ The objective is smooth everywhere (``|R - R*|_F^2 / 2`` for orientation instead
 of the axis-angle norm) and its exact gradient comes from the compiled Jacobian
 (:func:`kinetree.ik._cost.cost_grad`). ``lbfgs`` takes the joint limits as
 bounds; ``bfgs`` and ``cg`` are unconstrained and their result is clipped into
-the limits (then checked through FK like every other method).
+the limits. Ball joints with swing-twist limits (``Model.swing_twist``) are then moved
+into their cones by the compiled methods' own projection (none of the three can take a
+cone as a constraint), and the result is checked through FK like every other method:
+a solution the projection moved off the target is a failure, never a success.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from ..kinematics.layout import packed_ik
 from . import layout as L
 from ._cost import cost_grad, evaluate
 from ._run import raise_status, run
+from ._swing_twist import SCRATCH, project_all
 from ._target_rows import check_targets
 from .problem import Problem, apply_couplings, require_finite_q0
 from .result import IKResult, make_result
+from .swing_twist_layout import swing_twist_layout
 
 __all__ = ["solve_scipy"]
 
@@ -50,6 +55,11 @@ def _one(
     if limits:
         q_full[act] = np.clip(q_full[act], lo[act], hi[act])
     bounds = list(zip(lo[act], hi[act])) if limits and method == "L-BFGS-B" else None
+    st_i, st_f = swing_twist_layout(tpl.model, tpl.active)
+    cones = tpl.has_swing_twist  # False: nothing to project (or the limits are off)
+    scratch = np.empty(SCRATCH)
+    if cones:  # the start too: it is the first candidate
+        project_all(q_full, q_full.copy(), fdata, st_i, st_f, lo, hi, scratch)
 
     def fun(qa: np.ndarray) -> tuple[float, np.ndarray]:
         return cost_grad(
@@ -80,6 +90,8 @@ def _one(
         x = res.x if np.all(np.isfinite(res.x)) else x0
         q = q_full.copy()
         q[act] = np.clip(x, lo[act], hi[act]) if limits else x
+        if cones:  # into the cones, anchored at the attempt's start
+            project_all(q, q_full, fdata, st_i, st_f, lo, hi, scratch)
         err = evaluate(fdata, idata, tpl.nodes, tpl.tgt_i, tgt, q)
         bad = max(np.max(err[:, 0]) / tol_p, np.max(err[:, 1]) / tol_r)
         if bad < best_bad:

@@ -288,6 +288,7 @@ def solve_many(
         raise InvalidValueError("ik_many solves from starts; for closed-form branches use ik_all")
     attempt = dataclasses.replace(opts, seeds=None, restarts=0, time_budget=None, rng=None)
     pose = isinstance(target, np.ndarray) and target.shape == (4, 4)
+    _refuse_batch(target)
     if pose and not np.all(np.isfinite(target)):
         raise InvalidValueError("target contains NaN or inf")
     if seeds is not None:
@@ -324,6 +325,26 @@ def solve_many(
         # new solutions, random starts take a share (at most 3/4) of the next one.
         share = min(1.0, max(0.25, 2.0 * (k - before) / m))
     return table[:k].copy()
+
+
+def _refuse_batch(target: Any) -> None:
+    """``ik_many`` solves one target: a batch of poses (or a target holding one) is
+    refused up front, naming what to do instead."""
+    if isinstance(target, dict):
+        for t in target.values():
+            _refuse_batch(t)
+        return
+    if isinstance(target, Pose):
+        target = target.T
+    elif isinstance(target, Position):
+        target = target.xyz
+    shape = np.shape(target) if isinstance(target, (np.ndarray, list, tuple)) else ()
+    one = (4, 4) if len(shape) >= 2 and shape[-2:] == (4, 4) else (3,)
+    if len(shape) > len(one):
+        raise InvalidValueError(
+            f"ik_many takes one target, not a batch (got shape {shape}); call it once per "
+            "pose, or use Model.ik for one solution of each pose of a batch"
+        )
 
 
 def _round_size(missing: int, kept: int, tried: int, left: int) -> int:

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._cache import PerModel
 from .._compile import compiled, entry
+from .._validate import check_memory
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from . import layout as L
@@ -41,7 +42,7 @@ from ._run import (
     single_result,
     writable,
 )
-from .options import KERNEL_METHODS, IKOptions, resolve
+from .options import KERNEL_METHODS, OPTION_NAMES, IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template
 from .result import IKResult, converged
 from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
@@ -121,9 +122,12 @@ def _solve(
     elif not isinstance(options, IKOptions):
         raise InvalidValueError(f"options must be an IKOptions, got {type(options).__name__}")
     else:
+        if kwargs:
+            _refuse_conflicts(options, kwargs)
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
     if type(target) is np.ndarray and target.dtype.kind == "c":
         raise InvalidValueError("target must be real numbers, got complex values")
+    _check_batch_memory(model, target, q0)
     if base is not None:
         from .relative import relative_to_base
 
@@ -185,6 +189,53 @@ def _solve(
 
         return solve_fabrik(prob, t0)
     return run_problem(prob, t0)
+
+
+def _refuse_conflicts(options: IKOptions, kwargs: dict[str, Any]) -> None:
+    """A keyword that sets a field of ``options=`` to another value is ambiguous: raise
+    rather than let one silently win (a keyword for a field ``options`` leaves at its
+    default, or one equal to it, is taken)."""
+    defaults = IKOptions()
+    for key, value in kwargs.items():
+        mine = getattr(options, key, None)
+        if key not in OPTION_NAMES or _same(mine, getattr(defaults, key)) or _same(mine, value):
+            continue
+        raise InvalidValueError(
+            f"{key}={value!r} conflicts with options.{key}={mine!r}; give it in one place "
+            f"(dataclasses.replace(options, {key}=...) changes it)"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.array_equal(a, b)) if hasattr(a, "__len__") else bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _batch_items(x: Any, trailing: int) -> float:
+    """Items in the batch of an array ``x`` with ``trailing`` item dimensions (a target's
+    fields and a dict's values searched too; 1 for anything else)."""
+    if type(x) is np.ndarray:
+        return float(np.prod(x.shape[: max(0, x.ndim - trailing)], dtype=np.float64))
+    if isinstance(x, dict):
+        return max((_batch_items(v, 2) for v in x.values()), default=1.0)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        fields = [getattr(x, f.name) for f in dataclasses.fields(x)]
+        return max(
+            (_batch_items(v, 2 if np.shape(v)[-2:] in ((4, 4), (3, 3)) else 1) for v in fields),
+            default=1.0,
+        )
+    return 1.0
+
+
+def _check_batch_memory(model: Model, target: Any, q0: Any) -> None:
+    """Refuse a batch (of targets or of starts, a broadcast view counted as it would be
+    copied) whose solve arrays would not fit, before any is built."""
+    n = max(_batch_items(target, 2), _batch_items(q0, 1))
+    if n > 1.0:
+        per_item = 8.0 * (6 * model.nq + 4 * L.TARGET_SIZE + 16)
+        check_memory(n * per_item, f"a batch of {int(n):,} IK problems", "solve fewer per call")
 
 
 def _with_pins(

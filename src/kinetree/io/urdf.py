@@ -93,7 +93,7 @@ from ..geometry import (
 )
 from ..model import Model
 from ..spatial import rpy_to_matrix
-from ._files import as_path
+from ._files import as_path, decode_xml
 
 __all__ = [
     "FLOATING_BASE_JOINT",
@@ -185,7 +185,7 @@ def load_urdf(
         )
         source = str(p)
         try:
-            text = p.read_text(encoding="utf-8", errors="replace")
+            text = decode_xml(p.read_bytes(), source)
         except OSError as exc:
             raise FileFormatError(f"cannot read URDF file {source}: {exc.strerror}") from None
         base = p.resolve().parent

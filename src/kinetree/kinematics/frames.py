@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 
 from .._cache import PerModel
 from .._threads import run_chunks
-from .._validate import as_array
+from .._validate import as_array, check_memory
 from ..errors import ShapeError
 from ..model import Model
 from . import _kernels
@@ -39,7 +39,18 @@ def needed_nodes(model: Model, frames: np.ndarray | tuple[int, ...]) -> np.ndarr
     return out
 
 
-def _as_q(model: Model, q: ArrayLike) -> tuple[np.ndarray, tuple[int, ...]]:
+def _as_q(model: Model, q: ArrayLike, out_floats: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``q`` as rows ``(N, nq)`` for the kernels, and its batch shape; a batch whose
+    arrays (a contiguous copy of ``q``, its finiteness check and ``out_floats`` float64
+    results per row) would not fit is refused before any is built."""
+    if type(q) is np.ndarray and q.ndim >= 1:
+        # A broadcast view may be small in memory and huge once copied: count first.
+        rows = float(np.prod(q.shape[:-1], dtype=np.float64))
+        check_memory(
+            rows * (9 * q.shape[-1] + 8 * out_floats),
+            f"a batch of {int(rows):,} configurations",
+            "give fewer configurations per call",
+        )
     qa = as_array(q, "q", (model.nq,))
     batch = qa.shape[:-1]
     Q = qa.reshape(int(np.prod(batch, dtype=np.int64)), model.nq)
@@ -70,7 +81,7 @@ def fk(model: Model, q: ArrayLike, frame: str | None = None, base: str | None = 
     T_world_frame`` at the same ``q`` (what TRAC-IK and MoveIt call the chain's pose).
     """
     node = model.frame_index(frame)
-    Q, batch = _as_q(model, q)
+    Q, batch = _as_q(model, q, 16 if base is None else 64)
     if base is None:
         frames = np.array([node], dtype=np.int64)
         out = _fk_frames(model, Q, needed_nodes(model, (node,)), frames)
@@ -91,7 +102,7 @@ def fk(model: Model, q: ArrayLike, frame: str | None = None, base: str | None = 
 
 def fk_all(model: Model, q: ArrayLike) -> np.ndarray:
     """World poses ``(..., n_frames, 4, 4)`` of every frame, in ``model.frame_names`` order."""
-    Q, batch = _as_q(model, q)
+    Q, batch = _as_q(model, q, 16 * len(model.frame_names))
     frames = np.array([model.frame_index(f) for f in model.frame_names], dtype=np.int64)
     nodes = np.arange(model.n_nodes, dtype=np.int64)
     nodes.setflags(write=False)  # as needed_nodes gives them: one kernel signature
@@ -113,7 +124,7 @@ def jacobian(
     :meth:`Model.integrate`.
     """
     node = model.frame_index(frame)
-    Q, batch = _as_q(model, q)
+    Q, batch = _as_q(model, q, 6 * model.nv)
     off = np.zeros(3)
     if point is not None:
         off = as_array(point, "point", (3,))

@@ -481,11 +481,24 @@ def slerp(qa: ArrayLike, qb: ArrayLike, u: ArrayLike) -> np.ndarray:
 
     Along the shorter arc (``qb`` is negated when ``qa . qb < 0``), so the rotation
     angle from ``qa`` grows linearly in ``u``: the geodesic on SO(3). Near-equal
-    quaternions fall back to normalised linear interpolation.
+    quaternions fall back to normalised linear interpolation. Quaternions of another
+    length are normalised first; a zero quaternion, one that is not four numbers, NaN
+    or inf, and a fraction outside [0, 1] raise :class:`~kinetree.errors.KinetreeError`.
     """
-    a = np.asarray(qa, dtype=np.float64)
-    b = np.asarray(qb, dtype=np.float64)
-    t = np.asarray(u, dtype=np.float64)[..., None]
+    a = as_array(qa, "qa (quaternions w, x, y, z)", (4,))
+    b = as_array(qb, "qb (quaternions w, x, y, z)", (4,))
+    t = as_array(u, "u (the fraction from qa to qb)")
+    for name, x in (("qa", a), ("qb", b)):
+        if x.size and not np.all(np.max(np.abs(x), axis=-1) > 0.0):
+            raise InvalidValueError(f"{name} must be non-zero quaternions (w, x, y, z)")
+    if t.size and not (t.min() >= 0.0 and t.max() <= 1.0):
+        raise InvalidValueError(
+            f"u must be fractions in [0, 1] (0: qa, 1: qb), got values from {t.min():g} "
+            f"to {t.max():g}"
+        )
+    a = quat_normalize(a)
+    b = quat_normalize(b)
+    t = t[..., None]
     dot = np.sum(a * b, axis=-1, keepdims=True)
     b = np.where(dot < 0.0, -b, b)
     dot = np.abs(dot)

@@ -15,7 +15,7 @@ __all__ = ["ManipulabilityTask"]
 
 class ManipulabilityTask(Task):
     """Keep ``frame``'s manipulability ``w = sqrt(det(J J^T))`` high
-    (:func:`kinetree.diffik.mass.manipulability_gradient`; ``rows``: "all",
+    (:func:`kinetree.kinematics.manipulability.manipulability_gradient`; ``rows``: "all",
     "position" or "orientation" of the Jacobian).
 
     With ``minimum`` (singularity avoidance): a one-sided task, error

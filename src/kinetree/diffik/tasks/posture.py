@@ -28,7 +28,7 @@ class PostureTask(Task):
         gain: float = 1.0,
         lm_damping: float = 0.0,
     ) -> None:
-        self._cost = cost
+        self._cost = check_cost(cost, "cost")  # its length is checked against the model's
         self.gain = check_gain(gain)
         self.lm_damping = self._check_lm(lm_damping)
         self.target = None if target is None else as_array(target, "target").copy()
