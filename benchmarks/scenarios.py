@@ -27,12 +27,16 @@ import peers as P
 
 import kinetree
 from kinetree.ik import Pose, Position
+from kinetree.ik.method_table import CLOSED_FORM, ROWS, TABLE
 from kinetree.spatial import pose_error
 
 perf = time.perf_counter
 
-#: kinetree's IK methods in the pose tables.
-METHODS = ("auto", "pinv", "dls", "sdls", "ccd", "lbfgs")
+#: kinetree's IK methods in the pose tables (the method table's ``benchmark`` column).
+METHODS = tuple(row.name for row in TABLE if row.benchmark)
+#: The closed-form methods, timed beside ``auto`` and the driver it runs.
+CLOSED_FORMS = tuple(row.name for row in TABLE if row.kind == CLOSED_FORM)
+AUTO_DRIVER = ROWS["auto"].driver
 #: kinetree auto's stopping rule in every scenario.
 TIME_BUDGET = 0.005
 #: Slack on the joint limits before a solution counts as violating them [rad or m].
@@ -754,7 +758,7 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     n, tol = cfg.n, 1e-6
     T = pose_targets(model, n)
     q0 = model.neutral()
-    methods = ["analytic", "auto", "dls"]
+    methods = [*CLOSED_FORMS, "auto", AUTO_DRIVER]
     cfg.log(f"  {name}: kinetree {', '.join(methods)}")
     job = {"type": "single", "model": name, "kind": "position", "n": n, "tol": tol,
            "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
@@ -836,7 +840,7 @@ def closed_form_scenario(cfg: Config) -> Table:
         if meta["capped"]:
             notes.append(f"{arm} ik_all: {meta['capped']}.")
         cfg.log(f"  closed form {arm}: kinetree analytic, dls, auto")
-        methods = ["analytic", "dls", "auto"]
+        methods = [*CLOSED_FORMS, AUTO_DRIVER, "auto"]
         job = {"type": "single", "model": key, "kind": "pose", "n": n, "tol": tol,
                "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
                "methods": methods, "caps": {}}  # fmt: skip

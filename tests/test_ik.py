@@ -22,9 +22,10 @@ from ik_helpers import (
 )
 from kinetree import KinetreeError, Pose, Position
 from kinetree.ik.analytic import wrap_angle
+from kinetree.ik.method_table import CLOSED_FORM, TABLE
 
-ALL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "fabrik", "bfgs", "lbfgs", "cg")
-KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
+#: Every iterative method (all but the closed forms), from the method table.
+ALL_METHODS = tuple(row.name for row in TABLE if row.kind != CLOSED_FORM)
 
 
 # --- 1000 random pose targets with the default method ---------------------------------------

@@ -21,8 +21,10 @@ from kinetree.errors import (
     UnsupportedError,
 )
 from kinetree.ik import METHODS
+from kinetree.ik.method_table import COMPILED, TABLE
 
-NUMERIC_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd", "bfgs", "lbfgs", "cg")
+#: The compiled and scipy methods, from the method table.
+NUMERIC_METHODS = tuple(r.name for r in TABLE if r.kind == COMPILED or r.scipy is not None)
 
 
 @pytest.fixture(scope="module")

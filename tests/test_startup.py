@@ -29,6 +29,7 @@ from kinetree import _compile as C
 from kinetree import _warmup as W
 from kinetree.ik import Position
 from kinetree.ik._drivers import driver
+from kinetree.ik.method_table import INTERPRETABLE
 
 SRC = Path(kinetree.__file__).resolve().parent.parent
 
@@ -48,7 +49,7 @@ class _Never:
 
 
 def _kernels() -> list[Any]:
-    return [driver(m, st) for m in ("dls", "transpose", "ccd") for st in (False, True)]
+    return [driver(m, st) for m in sorted(INTERPRETABLE) for st in (False, True)]
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ import numpy as np
 from .._compile import kernel_digest
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, SPHERE_SIZE
 from ..errors import InvalidValueError, UnsupportedError
-from ..ik import _collide, _loop, _steps
+from ..ik import _collide, _loop, _steps, method_table
 from ..ik import layout as L
 from ..ik._drivers import RULES
 from ..ik.layout import (
@@ -223,9 +223,10 @@ def jacobian_kernel(n_nodes: int) -> Any:
 
 
 #: The compiled methods that run on the GPU, each with the CPU drivers' step rule
-#: (``ik._drivers.RULES``) or update; ``pinv`` and ``sdls`` take an SVD (numba's LAPACK
-#: call allocates) and stay on the CPU.
-GPU_METHODS = ("auto", "dls", "transpose", "ccd")
+#: (``ik._drivers.RULES``) or update: the method table's rows whose step allocates
+#: nothing (``pinv`` and ``sdls`` take an SVD, numba's LAPACK call allocates, and stay
+#: on the CPU).
+GPU_METHODS = method_table.GPU_METHODS
 
 
 #: ``KINETREE_GPU_CACHE=1``: keep the IK kernels in numba-cuda's disk cache (named by
@@ -375,8 +376,8 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
         )
     if collide:
         update = device(_collide.collision_update)
-    elif method == "ccd":
-        update = device(_steps.ccd_update)
+    elif method_table.ROWS[method].rule is None:
+        update = device(getattr(_steps, str(method_table.ROWS[method].update)))
     else:
         update = device(
             _steps.jacobian_update,

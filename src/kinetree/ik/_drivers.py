@@ -19,15 +19,11 @@ from typing import Any
 
 from .._compile import HOT_CALLERS, kernel_digest, variant
 from . import _collide, _loop, _steps
+from .method_table import ROWS, TABLE
 
-#: The step rule of each compiled Jacobian method (``auto`` runs ``dls``); ``ccd`` has
-#: an update of its own.
-RULES = {
-    "dls": _steps.step_dls,
-    "pinv": _steps.step_pinv,
-    "transpose": _steps.step_transpose,
-    "sdls": _steps.step_sdls,
-}
+#: The step rule of each compiled Jacobian method, by driver (``auto`` runs ``dls``;
+#: ``ccd`` has an update of its own): the method table's ``rule`` column.
+RULES = {row.driver: getattr(_steps, row.rule) for row in TABLE if row.rule is not None}
 
 
 #: The drivers, by ``(method, swing_twist, collision)``, into which the small kernels
@@ -58,8 +54,8 @@ def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
     )
     if collision:
         update = _collide.collision_update
-    elif method == "ccd":
-        update = _steps.ccd_update
+    elif ROWS[method].rule is None:
+        update = getattr(_steps, str(ROWS[method].update))
     else:
         update = variant(
             _steps.jacobian_update, f"jacobian_update_{method}", apply_rule=RULES[method]
@@ -68,7 +64,7 @@ def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
     # it binds would otherwise cost atomic increments per iteration (measured: 20.3 ->
     # 12.0 us per Panda solve). The SVD rules allocate, so their drivers keep it; the
     # swing-twist projection works in the loop's scratch (``Work.st``) and does not.
-    flags = {} if method in ("pinv", "sdls") else {"_nrt": False}
+    flags = {} if ROWS[method].allocates else {"_nrt": False}
     if (method, swing_twist, collision) in HOT:
         HOT_CALLERS.add(f"solve_one_{tag}")
     one = variant(

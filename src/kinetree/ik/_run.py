@@ -19,6 +19,7 @@ from .._progress import progress
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError
 from . import layout as L
+from . import method_table
 from ._drivers import cached_driver, driver
 from .options import IKOptions
 from .problem import Problem, Template, apply_couplings
@@ -31,8 +32,8 @@ PARALLEL_MIN = 8
 #: Methods whose first problems may run interpreted while their driver compiles
 #: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
 #: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
-#: compiled one's).
-INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
+#: compiled one's): the method table's non-allocating rows.
+INTERPRETABLE = method_table.INTERPRETABLE
 
 
 def run_problem(prob: Problem, t0: float) -> IKResult:

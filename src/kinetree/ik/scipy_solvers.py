@@ -20,12 +20,11 @@ from . import layout as L
 from ._cost import cost_grad, evaluate
 from ._run import raise_status, run
 from ._target_rows import check_targets
+from .method_table import ROWS
 from .problem import Problem, apply_couplings, require_finite_q0
 from .result import IKResult, make_result
 
 __all__ = ["solve_scipy"]
-
-_SCIPY = {"bfgs": "BFGS", "lbfgs": "L-BFGS-B", "cg": "CG"}
 
 
 def _one(
@@ -43,7 +42,7 @@ def _one(
     max_iter = opts.iterations
     restarts = opts.attempts
     budget = opts.budget
-    method = _SCIPY[tpl.method]
+    method = str(ROWS[tpl.method].scipy)
     rng = np.random.default_rng(seed)
     tgt = np.ascontiguousarray(tgt_f)
     q_full = np.array(q0, dtype=np.float64)

@@ -41,7 +41,8 @@ from ._run import (
     single_result,
     writable,
 )
-from .options import KERNEL_METHODS, IKOptions, resolve
+from .method_table import KERNEL_METHODS, ROWS
+from .options import IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template
 from .result import IKResult, converged
 from .targets import POSE_ROW, POSITION_ROW, Pose, Position, encode_plain
@@ -163,20 +164,19 @@ def _solve(
 
         return solve_analytic(model, target, frame, opts, q0, t0)
     prob = build_problem(model, target, frame, opts, q0)
-    if method == "fabrik" and model.couplings:
+    row = ROWS[method]
+    if not row.couplings and model.couplings:
         raise UnsupportedError(
-            "method 'fabrik' does not keep coupled coordinates (MJCF joint equalities); "
+            f"method {method!r} does not keep coupled coordinates (MJCF joint equalities); "
             f"the compiled methods do: {', '.join(sorted(KERNEL_METHODS))}"
         )
-    if method in ("bfgs", "lbfgs", "cg", "fabrik") and np.any(
-        prob.template.active & model.quaternion_mask
-    ):
+    if not row.quaternions and np.any(prob.template.active & model.quaternion_mask):
         raise UnsupportedError(
             f"method {method!r} does not move quaternion (ball or free) joints; the "
             f"compiled methods do: {', '.join(sorted(KERNEL_METHODS))} (or leave the "
             "quaternion joints out of active=)"
         )
-    if method in ("bfgs", "lbfgs", "cg"):
+    if row.scipy is not None:
         from .scipy_solvers import solve_scipy
 
         return solve_scipy(prob, t0)
