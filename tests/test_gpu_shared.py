@@ -14,7 +14,7 @@ import numpy as np
 
 import kinetree
 from kinetree import _compile
-from kinetree.ik import layout as L
+from kinetree.ik.kernel import layout as L
 from kinetree.ik.options import resolve
 from kinetree.ik.problem import build_problem
 from kinetree.ik.result import is_bad_input
@@ -42,7 +42,7 @@ def test_the_gpu_pose_template_is_the_cpu_template():
 def test_gpu_kernels_take_the_cpu_step_rules():
     """The GPU's IK kernels bind the CPU drivers' rule table, not a copy of it."""
     from kinetree.gpu import _kernels as K
-    from kinetree.ik import _drivers
+    from kinetree.ik.kernel import _drivers
 
     assert K.RULES is _drivers.RULES
     for method in K.GPU_METHODS:

@@ -20,9 +20,9 @@ from kinetree.errors import (
     UnsupportedError,
 )
 from kinetree.ik import Direction
-from kinetree.ik import layout as L
 from kinetree.ik import options as O
 from kinetree.ik import problem as P
+from kinetree.ik.kernel import layout as L
 from kinetree.kinematics import layout as ML
 from kinetree.kinematics import packed
 from kinetree.spatial import pose_error, translation
@@ -313,7 +313,7 @@ def test_scratch_that_would_not_fit_is_refused_up_front(
 
 
 def test_read_only_inputs_compile_no_second_kernel(panda: Model, T: np.ndarray) -> None:
-    from kinetree.ik._drivers import driver
+    from kinetree.ik.kernel._drivers import driver
 
     panda.ik(T)
     kernel = driver("dls", False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinetree.ik._linalg import dls_solve
+from kinetree.ik.kernel._linalg import dls_solve
 
 NO_ROWS = np.zeros((0, 2), dtype=np.int64)
 NO_COLS = np.zeros(0, dtype=np.int64)

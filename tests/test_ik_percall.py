@@ -173,7 +173,7 @@ def test_template_runners_do_not_import_the_dispatcher() -> None:
 
 
 def test_clock_and_random_generator_have_their_own_modules() -> None:
-    from kinetree.ik import _clock, _random, _target_rows, _tasks
+    from kinetree.ik.kernel import _clock, _random, _target_rows, _tasks
 
     # The old names stay importable (the loop still imports them from _tasks).
     assert _tasks.monotonic is _clock.monotonic and _tasks.rand01 is _random.rand01

@@ -9,8 +9,8 @@ import numpy as np
 
 import kinetree
 from kinetree import Pose
-from kinetree.ik import _linalg, _manifold, _steps, _swing_twist
-from kinetree.ik._drivers import driver
+from kinetree.ik.kernel import _linalg, _manifold, _steps, _swing_twist
+from kinetree.ik.kernel._drivers import driver
 from kinetree.kinematics import _kernels
 
 HANDS_AND_FEET = ("hand_r", "hand_l", "foot_r", "foot_l")
@@ -44,7 +44,7 @@ def test_the_kernels_of_an_iteration_are_inlined_into_the_default_driver_only() 
     # (docs/design.md, the loop). Inlined into every caller, the cold warmup took twice
     # as long: only the default method's driver inlines them, the others call them.
     from kinetree import _compile
-    from kinetree.ik import _loop, _tasks
+    from kinetree.ik.kernel import _loop, _tasks
     from kinetree.spatial import _kernels as spatial
 
     for fn in (
@@ -63,7 +63,7 @@ def _caller_of_badness(name: str) -> object:
     from numba import njit
 
     from kinetree import _compile
-    from kinetree.ik import _tasks
+    from kinetree.ik.kernel import _tasks
 
     def caller(errs: np.ndarray) -> float:
         return badness(errs, 1e-6, 1e-6)  # type: ignore[name-defined]  # noqa: F821
@@ -90,7 +90,7 @@ def test_a_hot_caller_inlines_the_kernel_and_another_calls_it() -> None:
     # caller named hot (its statements are there instead), one call in the other; both
     # compute the same.
     from kinetree import _compile
-    from kinetree.ik import _tasks
+    from kinetree.ik.kernel import _tasks
 
     name = "kinetree_test_hot_caller"
     _compile.HOT_CALLERS.add(name)

@@ -8,8 +8,8 @@ import pytest
 import kinetree
 from kinetree import Pose
 from kinetree.ik import problem
-from kinetree.ik._linalg import cholesky_solve, dls_solve, downdate_gram, gram_rows
-from kinetree.ik.layout import target_columns_block
+from kinetree.ik.kernel._linalg import cholesky_solve, dls_solve, downdate_gram, gram_rows
+from kinetree.ik.kernel.layout import target_columns_block
 from kinetree.kinematics import jacobian
 
 EFFECTORS = ("hand_r", "hand_l", "foot_r", "foot_l")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import kinetree
-from kinetree.ik.swing_twist_layout import swing_twist_layout
+from kinetree.ik.kernel.swing_twist_layout import swing_twist_layout
 
 MODEL = Path(kinetree.__file__).parent / "model.py"
 #: What model.py may import when it is imported: the floors below it and beside it.

@@ -459,15 +459,15 @@ class Model:
         return dofs, nodes
 
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Deprecated: :func:`kinetree.ik.swing_twist_layout.swing_twist_layout` (the
+        """Deprecated: :func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_layout` (the
         layout is the solver's, so it lives beside the solver)."""
         import warnings
 
-        from .ik.swing_twist_layout import swing_twist_layout
+        from .ik.kernel.swing_twist_layout import swing_twist_layout
 
         warnings.warn(
             "Model.swing_twist_layout is deprecated; use "
-            "kinetree.ik.swing_twist_layout.swing_twist_layout(model, active)",
+            "kinetree.ik.kernel.swing_twist_layout.swing_twist_layout(model, active)",
             DeprecationWarning,
             stacklevel=2,
         )
@@ -475,8 +475,8 @@ class Model:
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
         """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``
-        (:func:`kinetree.ik.swing_twist_layout.swing_twist_angles`)."""
-        from .ik.swing_twist_layout import swing_twist_angles
+        (:func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_angles`)."""
+        from .ik.kernel.swing_twist_layout import swing_twist_angles
 
         return swing_twist_angles(self, q, group)
 

@@ -14,8 +14,8 @@ import pytest
 
 from kinetree import IKOptions
 from kinetree.errors import InvalidValueError, UnknownNameError
-from kinetree.ik import _steps
 from kinetree.ik import method_table as T
+from kinetree.ik.kernel import _steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "kinetree"

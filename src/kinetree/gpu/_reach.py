@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..ik import Position
-from ..ik import layout as L
-from ..ik.layout import T_POS
+from ..ik.kernel import layout as L
+from ..ik.kernel.layout import T_POS
 from ..ik.options import IKOptions
 from ..ik.problem import build_problem
 from ..kinematics._kernels import fk_nodes, jacobian_add

@@ -1,6 +1,6 @@
 """The smooth cost of the scipy methods and a plain error evaluation, compiled.
 
-Targets are rows laid out in :mod:`kinetree.ik.layout`.
+Targets are rows laid out in :mod:`kinetree.ik.kernel.layout`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 
 from ..kinematics._kernels import fk_nodes, jacobian_add
-from ._tasks import target_point, task_errors
-from .layout import KIND_FRAME, T_POINT, T_POS, T_ROT, T_W_POS, T_W_ROT, TI_KIND, TI_NODE
+from .kernel import target_point, task_errors
+from .kernel.layout import KIND_FRAME, T_POINT, T_POS, T_ROT, T_W_POS, T_W_ROT, TI_KIND, TI_NODE
 
 
 @njit(cache=True)

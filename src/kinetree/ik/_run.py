@@ -18,9 +18,9 @@ from .._compile import compiled, interpret_first, notice
 from .._progress import progress
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError
-from . import layout as L
 from . import method_table
-from ._drivers import cached_driver, driver
+from .kernel import cached_driver, driver
+from .kernel import layout as L
 from .options import IKOptions
 from .problem import Problem, Template, apply_couplings
 from .result import IKResult, is_bad_input, make_result, one_result, with_clearance

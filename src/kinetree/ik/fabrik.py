@@ -32,8 +32,8 @@ from ..errors import UnsupportedError
 from ..kinematics import needed_nodes, packed
 from ..kinematics._kernels import fk_rows
 from ..model import JointType, Model
-from . import layout as L
 from ._run import run
+from .kernel import layout as L
 from .options import IKOptions
 from .problem import Problem, Template, require_finite_q0, template
 from .result import IKResult

@@ -16,10 +16,10 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ..kinematics.layout import packed_ik
-from . import layout as L
 from ._cost import cost_grad, evaluate
 from ._run import raise_status, run
-from ._target_rows import check_targets
+from .kernel import check_targets
+from .kernel import layout as L
 from .method_table import ROWS
 from .problem import Problem, apply_couplings, require_finite_q0
 from .result import IKResult, make_result

@@ -29,8 +29,6 @@ from .._cache import PerModel
 from .._compile import compiled, entry
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
-from . import layout as L
-from ._drivers import cached_driver
 from ._run import (
     F64,
     NO_HISTORY_E,
@@ -41,6 +39,8 @@ from ._run import (
     single_result,
     writable,
 )
+from .kernel import cached_driver
+from .kernel import layout as L
 from .method_table import KERNEL_METHODS, ROWS
 from .options import IKOptions, resolve
 from .problem import Template, as_q0, build_problem, template

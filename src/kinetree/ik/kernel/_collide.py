@@ -1,7 +1,7 @@
 """Collision-aware IK iterations: a damped least-squares step as a small QP whose
 inequalities keep every nearby pair of the robot's spheres (and the world) apart.
 
-Per iteration, after FK (:func:`kinetree.ik._loop.solve_one`):
+Per iteration, after FK (:func:`kinetree.ik.kernel._loop.solve_one`):
 
 * :func:`clearance` measures every pair of the collision block (as
   :func:`kinetree.collision._kernels.pair_distances` does): pairs closer than ``cutoff``
@@ -37,16 +37,16 @@ import math
 import numpy as np
 from numba import njit
 
-from .._qp import QP_INFEASIBLE, QP_SOLVED, qp_solve
-from ..collision._kernels import (
+from ..._qp import QP_INFEASIBLE, QP_SOLVED, qp_solve
+from ...collision._kernels import (
     distance_gradient,
     min_distance,
     pair_bound,
     pair_distance,
     place_pair_links,
 )
-from ..collision.layout import OUT_DISTANCE, OUT_EXACT
-from ..kinematics._kernels import fk_nodes
+from ...collision.layout import OUT_DISTANCE, OUT_EXACT
+from ...kinematics._kernels import fk_nodes
 from ._steps import integrate
 from ._tasks import assemble, scale_columns, to_coordinates
 from .layout import Collision, CollisionWork, Config, Work

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .._hints import rolled
-from ..kinematics._kernels import BALL, REVOLUTE, fk_nodes, no_refcount
-from ..kinematics.layout import (
+from ..._hints import rolled
+from ...kinematics._kernels import BALL, REVOLUTE, fk_nodes, no_refcount
+from ...kinematics.layout import (
     F_AXIS,
     F_BALL_LIMIT,
     F_MIMIC_SCALE,
@@ -558,6 +558,6 @@ def ccd_update(
 
 # --- the rule a Jacobian update calls -------------------------------------------------------------
 # ``jacobian_update`` calls the global name ``apply_rule``: the damped least-squares rule
-# here, and in each method's compiled variant that method's rule (``kinetree.ik._drivers``
+# here, and in each method's compiled variant that method's rule (``kinetree.ik.kernel._drivers``
 # binds it with ``kinetree._compile.variant``), so a driver compiles only its own rule.
 apply_rule = step_dls

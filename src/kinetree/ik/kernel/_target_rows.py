@@ -1,7 +1,7 @@
 """The target rows a solve starts from: copied in from the caller (encoded rows or one raw
 4x4 pose) and checked (finite, near enough, rigid) before the first iteration.
 
-Rows are laid out in :mod:`kinetree.ik.layout` (``T_*`` slots); allocation-free, so it
+Rows are laid out in :mod:`kinetree.ik.kernel.layout` (``T_*`` slots); allocation-free, so it
 compiles for a CPU or a GPU thread alike.
 """
 

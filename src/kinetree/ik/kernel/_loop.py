@@ -7,10 +7,10 @@ attempt ends when solved, after ``max_iter`` iterations, or when it stalls; then
 random restart within the limits begins, until solved, out of restarts or out of
 time. Errors in the result are always those of FK at the returned ``q``.
 
-It allocates nothing: the scratch (:class:`~kinetree.ik.layout.Work`), the clock
+It allocates nothing: the scratch (:class:`~kinetree.ik.kernel.layout.Work`), the clock
 buffer and the random state come from the caller, so the same source can be
 compiled for a GPU thread. :func:`solve_range` runs it over a slice of a batch and is
-what the per-method drivers in :mod:`kinetree.ik._drivers` call; it allocates nothing
+what the per-method drivers in :mod:`kinetree.ik.kernel._drivers` call; it allocates nothing
 either (its scratch comes from Python).
 """
 
@@ -21,8 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import fk_nodes
-from ..kinematics.layout import F_BALL_LIMIT
+from ...kinematics._kernels import fk_nodes
+from ...kinematics.layout import F_BALL_LIMIT
 from ._clock import monotonic
 from ._collide import clearance, final_clearance, penalised
 from ._manifold import clamp_angle, normalize_quat, random_rotation
@@ -63,7 +63,7 @@ from .layout import (
     unpack,
 )
 
-# Bound per driver by ``kinetree.ik._drivers`` (see ``solve_one``); these defaults make
+# Bound per driver by ``kinetree.ik.kernel._drivers`` (see ``solve_one``); these defaults make
 # the plain functions the damped least-squares loop with swing-twist limits.
 update = jacobian_update
 SWING_TWIST_ON = True
@@ -297,8 +297,8 @@ def solve_one(
     ``src`` holds the targets (encoded rows, or one raw 4x4 pose). The method is the
     global ``update`` (and the rule it calls), swing-twist limits are projected when
     the global ``SWING_TWIST_ON`` is true, and the collision block (``ck``, scratch
-    ``cw``; :mod:`kinetree.ik._collide`) is on when ``COLLISION_ON`` is: each driver is a
-    variant of this function with these bound (``kinetree.ik._drivers``), compiled with
+    ``cw``; :mod:`kinetree.ik.kernel._collide`) is on when ``COLLISION_ON`` is: each driver is a
+    variant of this function with these bound (``kinetree.ik.kernel._drivers``), compiled with
     only what it uses. With collisions, an iterate counts as solved only when every pair
     keeps ``margin``, and restarts prefer clear random starts."""
     t_start = monotonic(clock) if cf.budget > 0.0 else 0.0

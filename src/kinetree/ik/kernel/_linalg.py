@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._hints import rolled
-from ..kinematics._kernels import inlined, no_refcount
+from ..._hints import rolled
+from ...kinematics._kernels import inlined, no_refcount
 
 
 @njit(cache=True, inline="always")

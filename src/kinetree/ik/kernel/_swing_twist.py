@@ -21,10 +21,10 @@ import math
 import numpy as np
 from numba import njit
 
-from .._hints import shaped_view
-from ..kinematics._kernels import no_refcount
-from ..kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
-from ..spatial._kernels import log3, rodrigues
+from ..._hints import shaped_view
+from ...kinematics._kernels import no_refcount
+from ...kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE
+from ...spatial._kernels import log3, rodrigues
 from ._linalg import cholesky_solve
 
 I_STRIDE = 7

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..kinematics._kernels import no_refcount
+from ...kinematics._kernels import no_refcount
 from ._random import rand01
 
 

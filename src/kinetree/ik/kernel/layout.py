@@ -38,10 +38,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .._hints import rolled, shaped_view
-from .._qp import qp_iwork_size, qp_work_size
-from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
-from ..kinematics.layout import F_SIZE, I_SIZE
+from ..._hints import rolled, shaped_view
+from ..._qp import qp_iwork_size, qp_work_size
+from ...collision.layout import LINK_SIZE, OBSTACLE_SIZE, OUT_SIZE, PAIR_SIZE, SPHERE_SIZE
+from ...kinematics.layout import F_SIZE, I_SIZE
 from ._swing_twist import SCRATCH as SWING_TWIST_SCRATCH
 
 # --- target row ------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ N_HEAD = 14
 # the coordinate each active DoF moves one-to-one, -1 for a quaternion's angular DoF),
 # dof_node (nv, the node each DoF drives), pivot (T, a node no active joint moves, -1:
 # no reach check), balls (1 + BALL_SIZE per active quaternion joint: their count, then
-# the BA_* slots), swing-twist ints (see kinetree.ik._swing_twist).
+# the BA_* slots), swing-twist ints (see kinetree.ik.kernel._swing_twist).
 BA_NODE = 0  # the ball node
 BA_Q = 1  # its first coordinate (qw) in q
 BA_KK = 2  # where its three angular DoF start in the active list

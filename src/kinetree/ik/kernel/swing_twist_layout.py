@@ -1,6 +1,6 @@
 """Swing-twist limited ball joints as the solver reads them, and their angles.
 
-:func:`swing_twist_layout` writes the arrays that :mod:`kinetree.ik._swing_twist`
+:func:`swing_twist_layout` writes the arrays that :mod:`kinetree.ik.kernel._swing_twist`
 reads inside the solver loop (its docstring names the slots): ``ints[0]`` the number
 G of groups with an active DoF, then per group three node and three DoF indices and a
 flag (1: all three DoF active); ``floats`` per group the bone axis (3, in the joint's
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array
-from ..errors import ShapeError, unknown_name
-from ..kinematics.layout import packed
-from ..model import Model
+from ..._validate import as_array
+from ...errors import ShapeError, unknown_name
+from ...kinematics.layout import packed
+from ...model import Model
 from ._swing_twist import group_rotation, swing_twist
 
 __all__ = ["swing_twist_angles", "swing_twist_layout"]

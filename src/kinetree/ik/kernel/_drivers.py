@@ -17,13 +17,16 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .._compile import HOT_CALLERS, kernel_digest, variant
+from ..._compile import HOT_CALLERS, kernel_digest, variant
+from ..method_table import ROWS, TABLE
 from . import _collide, _loop, _steps
-from .method_table import ROWS, TABLE
 
 #: The step rule of each compiled Jacobian method, by driver (``auto`` runs ``dls``;
 #: ``ccd`` has an update of its own): the method table's ``rule`` column.
 RULES = {row.driver: getattr(_steps, row.rule) for row in TABLE if row.rule is not None}
+#: The update of one iteration of each compiled method, by driver (``jacobian_update``,
+#: which applies the rule, or an update of its own): the table's ``update`` column.
+UPDATES = {row.driver: getattr(_steps, str(row.update)) for row in TABLE if row.update is not None}
 
 
 #: The drivers, by ``(method, swing_twist, collision)``, into which the small kernels
@@ -54,12 +57,10 @@ def cached_driver(method: str, swing_twist: bool, collision: bool) -> Any:
     )
     if collision:
         update = _collide.collision_update
-    elif ROWS[method].rule is None:
-        update = getattr(_steps, str(ROWS[method].update))
+    elif method not in RULES:
+        update = UPDATES[method]
     else:
-        update = variant(
-            _steps.jacobian_update, f"jacobian_update_{method}", apply_rule=RULES[method]
-        )
+        update = variant(UPDATES[method], f"jacobian_update_{method}", apply_rule=RULES[method])
     # A loop that allocates nothing runs without numba's reference counting: every array
     # it binds would otherwise cost atomic increments per iteration (measured: 20.3 ->
     # 12.0 us per Panda solve). The SVD rules allocate, so their drivers keep it; the

@@ -1,6 +1,6 @@
 """What the solver measures: task errors, the stacked Jacobian, badness.
 
-Targets arrive as rows laid out in :mod:`kinetree.ik.layout` (``T_*`` slots), loaded and
+Targets arrive as rows laid out in :mod:`kinetree.ik.kernel.layout` (``T_*`` slots), loaded and
 checked by :mod:`._target_rows`. Every function here is allocation-free, so it compiles
 for a CPU or a GPU thread alike. The clock and the random generator live in
 :mod:`._clock` and :mod:`._random`; their names stay importable from here for the loop.
@@ -13,9 +13,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .._compile import inline_hot
-from ..kinematics._kernels import jacobian_add
-from ..spatial._kernels import log3
+from ..._compile import inline_hot
+from ...kinematics._kernels import jacobian_add
+from ...spatial._kernels import log3
 from ._clock import monotonic as monotonic
 from ._random import rand01 as rand01
 from ._target_rows import check_raw_pose as check_raw_pose
