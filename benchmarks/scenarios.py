@@ -345,7 +345,7 @@ def load_model(name: str) -> kinetree.Model:
 
 def _has_closed_form(model: kinetree.Model) -> bool:
     try:
-        from kinetree.ik.analytic import supports
+        from kinetree.ik.methods.analytic import supports
     except ImportError:
         return False
     return bool(supports(model))

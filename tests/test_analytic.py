@@ -1,4 +1,4 @@
-"""Closed-form IK (kinetree.ik.analytic): every branch satisfies FK, none is missed."""
+"""Closed-form IK (kinetree.ik.methods.analytic): every branch satisfies FK, none is missed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import kinetree.models as M
 from kinetree.errors import InvalidValueError, NotRigidError, ShapeError, UnsupportedError
-from kinetree.ik.analytic import (
+from kinetree.ik.methods.analytic import (
     ik_planar_2r,
     ik_ur,
     ik_zxx_arm,

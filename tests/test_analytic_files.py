@@ -17,7 +17,7 @@ import pytest
 import kinetree as kt
 import kinetree.models as M
 from kinetree.errors import UnsupportedError
-from kinetree.ik.analytic import solve_all, supports, wrap_angle
+from kinetree.ik.methods.analytic import solve_all, supports, wrap_angle
 from kinetree.io.dh import DHRow, from_dh
 from kinetree.spatial import rot_x, rot_z, translation
 

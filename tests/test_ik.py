@@ -21,8 +21,8 @@ from ik_helpers import (
     reachable_positions,
 )
 from kinetree import KinetreeError, Pose, Position
-from kinetree.ik.analytic import wrap_angle
 from kinetree.ik.method_table import CLOSED_FORM, TABLE
+from kinetree.ik.methods.analytic import wrap_angle
 
 #: Every iterative method (all but the closed forms), from the method table.
 ALL_METHODS = tuple(row.name for row in TABLE if row.kind != CLOSED_FORM)

@@ -21,6 +21,7 @@ from kinetree.ik._run import run_problem
 
 SRC = Path(kinetree.__file__).resolve().parent
 S = importlib.import_module("kinetree.ik.solve")  # the module, not ik.solve()
+PL = importlib.import_module("kinetree.ik._plans")  # the plans the dispatcher picks
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +167,9 @@ def _imports(path: Path) -> set[str]:
 def test_template_runners_do_not_import_the_dispatcher() -> None:
     """``fabrik``, the scipy methods and the GPU twin run templates through ``ik._run``,
     not through the dispatcher that calls them (issue 21, item 3)."""
-    for rel, dispatcher in (("ik/fabrik.py", ".solve"), ("ik/scipy_solvers.py", ".solve"),
+    for rel, dispatcher in (("ik/methods/fabrik.py", "..solve"),
+                            ("ik/methods/scipy_solvers.py", "..solve"),
+                            ("ik/methods/seeded.py", "..solve"),
                             ("gpu/api.py", "..ik.solve")):  # fmt: skip
         assert dispatcher not in _imports(SRC / rel), rel
     assert ".solve" not in _imports(SRC / "ik" / "_run.py")
@@ -196,7 +199,7 @@ def test_seed_document_names_retired_with_aliases() -> None:
     """The z-x-x arm is no longer named after its seed document; the old names load the
     same model with a DeprecationWarning for one release."""
     from kinetree import models
-    from kinetree.ik.analytic import ik_seed003, ik_zxx_arm
+    from kinetree.ik.methods.analytic import ik_seed003, ik_zxx_arm
 
     new = models.get("zxx_arm")
     assert "zxx_arm" in models.available() and "seed003_arm" not in models.available()
@@ -439,6 +442,7 @@ def test_dict_plan_writes_poses_into_its_rows(
         raise AssertionError("rows encoded one by one")
 
     monkeypatch.setattr(S, "encode_plain", refused)
+    monkeypatch.setattr(PL, "encode_plain", refused)
     for target, general in zip(targets, generals, strict=True):
         r = humanoid.ik(target, options=opts)
         np.testing.assert_array_equal(r.q, general.q)

@@ -258,7 +258,7 @@ def test_ik_many_stops_when_the_branches_are_exhausted(
     asked for 1000, ``ik_many`` returns both and stops once successes keep repeating
     them (3 k + 20 in a row): after one round, not after thousands of starts sized by
     ``n``."""
-    import kinetree.ik.seeded as seeded
+    import kinetree.ik.methods.seeded as seeded
 
     starts: list[int] = []
     solve_starts = seeded._solutions
@@ -282,7 +282,7 @@ def test_ik_many_uniqueness_test_equals_the_one_by_one_rule(
     """The vectorized, chunked distance test of ``ik_many`` keeps exactly the rows a plain
     loop keeps: each row farther than ``md`` (largest coordinate difference, angles
     modulo 2 pi) from every row kept before it, in order."""
-    import kinetree.ik.seeded as seeded
+    import kinetree.ik.methods.seeded as seeded
 
     monkeypatch.setattr(seeded, "DISTANCE_CELLS", cells)
     rng = np.random.default_rng(2)

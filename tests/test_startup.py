@@ -64,7 +64,7 @@ def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], _Never]]:
         monkeypatch.setenv(C.TIERED_ENV, "1")
         # A process never sees a compiled driver become uncompiled: forget the plan of
         # the last single pose, which is made only once its driver has run.
-        sys.modules["kinetree.ik.solve"].forget_plans()
+        sys.modules["kinetree.ik._plans"].forget_plans()
         proc = _Never()
         for k in _kernels():
             C._SEEN.discard(id(k))

@@ -10,8 +10,8 @@ import pytest
 import kinetree
 from kinetree import ModelBuilder, Position
 from kinetree.errors import UnsupportedError
-from kinetree.ik.fabrik import fabrik_points
-from kinetree.ik.two_bone import pole_angle, solve_two_bone, two_bone_points
+from kinetree.ik.methods.fabrik import fabrik_points
+from kinetree.ik.methods.two_bone import pole_angle, solve_two_bone, two_bone_points
 from kinetree.spatial import translation
 
 D = math.pi / 180

@@ -689,8 +689,8 @@ class Model:
     ) -> np.ndarray:
         """Up to ``n`` distinct exact IK solutions ``(k, nq)`` of one target, from learned
         starts (``seeds=``, a :class:`kinetree.learn.LearnedIK`) or random ones; see
-        :func:`kinetree.ik.seeded.solve_many` (``min_distance=0.1`` rad apart)."""
-        from .ik.seeded import solve_many
+        :func:`kinetree.ik.solve_many` (``min_distance=0.1`` rad apart)."""
+        from .ik import solve_many
 
         return solve_many(self, target, n, frame, **options)
 

@@ -17,6 +17,7 @@ from .problem import build_problem as build_problem
 from .result import IKResult as IKResult
 from .solve import solve as solve
 from .solve import solve_all as solve_all
+from .solve import solve_many as solve_many
 from .targets import Direction as Direction
 from .targets import Orientation as Orientation
 from .targets import Pose as Pose
@@ -36,4 +37,5 @@ __all__ = [
     "build_problem",
     "solve",
     "solve_all",
+    "solve_many",
 ]

@@ -170,7 +170,7 @@ class IKOptions:
             ``frame`` name and ``configurations(model, T, n, q0, seed, temperature)``
             returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
             given), the solve tries a few learned samples for the target, then random
-            restarts (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
+            restarts (:mod:`kinetree.ik.methods.seeded`). None: ``q0``, then random restarts.
         iteration_budget: iterations over all attempts of one solve (each problem of a
             batch has its own), the compiled methods only: the solve then returns the
             best configuration found, ``success`` judged on it as always (``False``

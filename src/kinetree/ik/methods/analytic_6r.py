@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import JointType, Model
+from ...model import JointType, Model
 
 __all__ = ["Screw6R", "describe_6r", "ik_screw_6r"]
 

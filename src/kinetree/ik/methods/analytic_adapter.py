@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError, UnsupportedError
-from ..model import Model
-from ..spatial import pose_error
-from .options import IKOptions
-from .problem import as_q0
-from .result import IKResult, make_result
-from .targets import Pose, Position
+from ...errors import InvalidValueError, UnsupportedError
+from ...model import Model
+from ...spatial import pose_error
+from ..options import IKOptions
+from ..problem import as_q0
+from ..result import IKResult, make_result
+from ..targets import Pose, Position
 
 __all__ = ["solve_analytic"]
 
@@ -35,7 +35,7 @@ def _nearest_turns(model: Model, sols: np.ndarray, q0: np.ndarray) -> np.ndarray
 def solve_analytic(
     model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any, t0: float
 ) -> IKResult:
-    """Closed-form IK for a single pose or position target (see :mod:`kinetree.ik.analytic`).
+    """Closed-form IK for a single pose or position target (see :mod:`.analytic`).
 
     The result's errors are measured by FK of the returned ``q`` like every method's:
     on failure, ``q0`` and its errors to the target."""

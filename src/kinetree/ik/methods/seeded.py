@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidValueError, ShapeError, UnsupportedError
-from ..model import Model
-from .options import IKOptions, resolve
-from .problem import as_q0
-from .result import IKResult, make_result
-from .targets import Pose, Position
+from ...errors import InvalidValueError, ShapeError, UnsupportedError
+from ...model import Model
+from ..options import IKOptions, resolve
+from ..problem import as_q0
+from ..result import IKResult, make_result
+from ..targets import Pose, Position
+
+#: The dispatcher (:func:`kinetree.ik.solve`), handed in by it: this module never imports it.
+Solver = Callable[..., IKResult]
 
 __all__ = ["MAX_SOLUTIONS", "SEED_SAMPLES", "solve_many", "solve_seeded"]
 
@@ -161,11 +165,16 @@ def _better(a: IKResult | None, b: IKResult) -> bool:
 
 
 def solve_seeded(
-    model: Model, target: Any, frame: str | None, opts: IKOptions, q0: Any, t0: float
+    model: Model,
+    target: Any,
+    frame: str | None,
+    opts: IKOptions,
+    q0: Any,
+    t0: float,
+    solve: Solver,
 ) -> IKResult:
-    """``Model.ik(target, seeds=...)``: see the module docstring."""
-    from .solve import solve
-
+    """``Model.ik(target, seeds=...)``: see the module docstring; ``solve`` is the
+    dispatcher that runs each attempt."""
     source = opts.seeds
     _check_frame(model, frame, source)
     P, batch = _condition_poses(target, source)
@@ -173,7 +182,7 @@ def solve_seeded(
         Q0 = as_q0(model, q0, batch).reshape(-1, model.nq) if q0 is not None else None
         flat = np.asarray(target, dtype=np.float64).reshape(-1, 4, 4)
         results = [
-            solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0)
+            solve_seeded(model, flat[b], frame, opts, None if Q0 is None else Q0[b], t0, solve)
             for b in range(len(P))
         ]
         return make_result(
@@ -237,6 +246,7 @@ def solve_many(
     n: int,
     frame: str | None = None,
     *,
+    solve: Solver,
     q0: Any = None,
     seeds: Any = None,
     min_distance: float = 0.1,
@@ -261,6 +271,8 @@ def solve_many(
     number kept (:data:`STALE_FACTOR`).
 
     Args:
+        solve: the dispatcher that solves each batch of starts
+            (:func:`kinetree.ik.solve_many` hands in :func:`kinetree.ik.solve`).
         options: IK options (``method``, ``tol``, ``active``, ``obstacles``, ...); each
             start gets ``restarts=0``.
     """
@@ -318,7 +330,7 @@ def solve_many(
         rounds += 1
         tried += m
         before = k
-        found = _solutions(model, target, frame, starts, attempt, pose)
+        found = _solutions(model, target, frame, starts, attempt, pose, solve)
         k, repeats = _keep(model, table, k, found, md, wrap, repeats)
         # Learned samples crowd where the distribution is dense: once a round brings few
         # new solutions, random starts take a share (at most 3/4) of the next one.
@@ -391,11 +403,11 @@ def _solutions(
     starts: np.ndarray,
     attempt: IKOptions,
     pose: bool,
+    solve: Solver,
 ) -> list[np.ndarray]:
-    """The exact solutions reached from ``starts``, in start order."""
-    from ..kinematics import fk
-    from ..spatial import pose_error
-    from .solve import solve
+    """The exact solutions reached from ``starts`` by ``solve``, in start order."""
+    from ...kinematics import fk
+    from ...spatial import pose_error
 
     if pose:
         T = np.asarray(target, dtype=np.float64)

@@ -28,15 +28,15 @@ import time
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..kinematics import needed_nodes, packed
-from ..kinematics._kernels import fk_rows
-from ..model import JointType, Model
-from ._run import run
-from .kernel import layout as L
-from .options import IKOptions
-from .problem import Problem, Template, require_finite_q0, template
-from .result import IKResult
+from ...errors import UnsupportedError
+from ...kinematics import needed_nodes, packed
+from ...kinematics._kernels import fk_rows
+from ...model import JointType, Model
+from .._run import run
+from ..kernel import layout as L
+from ..options import IKOptions
+from ..problem import Problem, Template, require_finite_q0, template
+from ..result import IKResult
 
 __all__ = ["fabrik_points", "node_pose", "solve_fabrik"]
 

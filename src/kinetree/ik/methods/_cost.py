@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kinematics._kernels import fk_nodes, jacobian_add
-from .kernel import target_point, task_errors
-from .kernel.layout import KIND_FRAME, T_POINT, T_POS, T_ROT, T_W_POS, T_W_ROT, TI_KIND, TI_NODE
+from ...kinematics._kernels import fk_nodes, jacobian_add
+from ..kernel import target_point, task_errors
+from ..kernel.layout import KIND_FRAME, T_POINT, T_POS, T_ROT, T_W_POS, T_W_ROT, TI_KIND, TI_NODE
 
 
 @njit(cache=True)

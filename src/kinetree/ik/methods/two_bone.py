@@ -26,10 +26,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validate import as_array
-from ..errors import InvalidValueError, UnsupportedError
-from ..model import JointType, Model
-from ..spatial import matrix_to_axis_angle, matrix_to_quaternion, quat_mul, quaternion_to_matrix
+from ..._validate import as_array
+from ...errors import InvalidValueError, UnsupportedError
+from ...model import JointType, Model
+from ...spatial import matrix_to_axis_angle, matrix_to_quaternion, quat_mul, quaternion_to_matrix
 from .fabrik import node_pose
 
 __all__ = ["pole_angle", "solve_two_bone", "two_bone_points"]

@@ -2,7 +2,7 @@
 
 The objective is smooth everywhere (``|R - R*|_F^2 / 2`` for orientation instead
 of the axis-angle norm) and its exact gradient comes from the compiled Jacobian
-(:func:`kinetree.ik._cost.cost_grad`). ``lbfgs`` takes the joint limits as
+(:func:`kinetree.ik.methods._cost.cost_grad`). ``lbfgs`` takes the joint limits as
 bounds; ``bfgs`` and ``cg`` are unconstrained and their result is clipped into
 the limits (then checked through FK like every other method).
 """
@@ -15,14 +15,14 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from ..kinematics.layout import packed_ik
+from ...kinematics.layout import packed_ik
+from .._run import raise_status, run
+from ..kernel import check_targets
+from ..kernel import layout as L
+from ..method_table import ROWS
+from ..problem import Problem, apply_couplings, require_finite_q0
+from ..result import IKResult, make_result
 from ._cost import cost_grad, evaluate
-from ._run import raise_status, run
-from .kernel import check_targets
-from .kernel import layout as L
-from .method_table import ROWS
-from .problem import Problem, apply_couplings, require_finite_q0
-from .result import IKResult, make_result
 
 __all__ = ["solve_scipy"]
 
@@ -136,7 +136,7 @@ def solve_scipy(prob: Problem, t0: float) -> IKResult:
 
 def _reachable(prob: Problem, tgts: np.ndarray, q0s: np.ndarray) -> np.ndarray:
     """Reach check of the compiled solver (zero iterations) for each item."""
-    from .problem import cached_template
+    from ..problem import cached_template
 
     tpl = prob.template
     probe_opts = dataclasses.replace(

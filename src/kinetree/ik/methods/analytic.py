@@ -77,10 +77,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._cache import PerModel
-from .._validate import as_array, check_rigid
-from ..errors import InvalidValueError, ShapeError, UnsupportedError
-from ..model import JointType, Model
+from ..._cache import PerModel
+from ..._validate import as_array, check_rigid
+from ...errors import InvalidValueError, ShapeError, UnsupportedError
+from ...model import JointType, Model
 from .analytic_6r import Screw6R, describe_6r, ik_screw_6r
 
 __all__ = [
@@ -444,7 +444,7 @@ def _identify_why(model: Model) -> tuple[tuple[str, Any] | None, str]:
     missing for a 6R closed form; remembered per model.
 
     The built-in metadata comes first; failing that, a 6R arm is recognised from
-    its axes (:func:`kinetree.ik.analytic_6r.describe_6r`), for any file.
+    its axes (:func:`kinetree.ik.methods.analytic_6r.describe_6r`), for any file.
     """
     cached = _IDENTIFIED.get(model)
     if cached is not None:
@@ -581,7 +581,7 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     """
     if frame is not None:
         model.frame_index(frame)  # an unknown frame is an UnknownNameError listing frames
-    from .targets import Pose, Position
+    from ..targets import Pose, Position
 
     if isinstance(T_target, Pose):
         T_target = T_target.T
