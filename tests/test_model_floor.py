@@ -103,7 +103,7 @@ def test_swing_twist_layout_moved_to_ik_with_a_deprecated_alias() -> None:
     ints, floats = swing_twist_layout(model, active)
     assert ints[0] == len(model.swing_twist) > 0  # every group has an active DoF
     assert floats.size == 6 * ints[0]
-    with pytest.warns(DeprecationWarning, match=r"ik\.swing_twist_layout"):
+    with pytest.warns(DeprecationWarning, match=r"kernel\.swing_twist_layout"):
         old = model.swing_twist_layout(active)
     np.testing.assert_array_equal(old[0], ints)
     np.testing.assert_array_equal(old[1], floats)

@@ -461,16 +461,10 @@ class Model:
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Deprecated: :func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_layout` (the
         layout is the solver's, so it lives beside the solver)."""
-        import warnings
-
+        from ._deprecated import warn
         from .ik.kernel.swing_twist_layout import swing_twist_layout
 
-        warnings.warn(
-            "Model.swing_twist_layout is deprecated; use "
-            "kinetree.ik.kernel.swing_twist_layout.swing_twist_layout(model, active)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn("kinetree.Model.swing_twist_layout")
         return swing_twist_layout(self, active)
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:

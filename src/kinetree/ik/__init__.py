@@ -8,6 +8,7 @@ behind the same call and result type. See ``docs/design.md`` for the core's layo
 
 from __future__ import annotations
 
+from .. import _deprecated
 from .options import DEFAULT_OPTIONS as DEFAULT_OPTIONS
 from .options import METHODS as METHODS
 from .options import MIN_TOLERANCE as MIN_TOLERANCE
@@ -39,3 +40,7 @@ __all__ = [
     "solve_all",
     "solve_many",
 ]
+
+# The old paths of the modules that moved into kernel/ and methods/ (kinetree._deprecated).
+__getattr__, __dir__ = _deprecated.attributes(__name__)
+_deprecated.module_paths(__name__)

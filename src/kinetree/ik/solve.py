@@ -153,19 +153,19 @@ def _solve(
 
         return solve_analytic(model, target, frame, opts, q0, t0)
     prob = build_problem(model, target, frame, opts, q0)
-    row = ROWS[method]
-    if not row.couplings and model.couplings:
+    method_row = ROWS[method]
+    if not method_row.couplings and model.couplings:
         raise UnsupportedError(
             f"method {method!r} does not keep coupled coordinates (MJCF joint equalities); "
             f"the compiled methods do: {', '.join(sorted(KERNEL_METHODS))}"
         )
-    if not row.quaternions and np.any(prob.template.active & model.quaternion_mask):
+    if not method_row.quaternions and np.any(prob.template.active & model.quaternion_mask):
         raise UnsupportedError(
             f"method {method!r} does not move quaternion (ball or free) joints; the "
             f"compiled methods do: {', '.join(sorted(KERNEL_METHODS))} (or leave the "
             "quaternion joints out of active=)"
         )
-    if row.scipy is not None:
+    if method_row.scipy is not None:
         from .methods.scipy_solvers import solve_scipy
 
         return solve_scipy(prob, t0)

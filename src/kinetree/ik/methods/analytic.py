@@ -70,13 +70,13 @@ Boundaries and tolerances
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ... import _deprecated
 from ..._cache import PerModel
 from ..._validate import as_array, check_rigid
 from ...errors import InvalidValueError, ShapeError, UnsupportedError
@@ -86,7 +86,6 @@ from .analytic_6r import Screw6R, describe_6r, ik_screw_6r
 __all__ = [
     "SUPPORTED_KINDS",
     "ik_planar_2r",
-    "ik_seed003",
     "ik_ur",
     "ik_zxx_arm",
     "solve_all",
@@ -255,16 +254,6 @@ def ik_zxx_arm(
         for t2, t3 in _planar_2r_angles(l3, l4, rho, dz):
             sols.append([t1, t2, t3])
     return _rows(sols, 3)
-
-
-def ik_seed003(
-    L1: float, L2: float, L3: float, L4: float, base: ArrayLike, p: ArrayLike
-) -> np.ndarray:
-    """Deprecated name of :func:`ik_zxx_arm` (kept for one release)."""
-    warnings.warn(
-        "kinetree.ik.analytic.ik_seed003 is now ik_zxx_arm", DeprecationWarning, stacklevel=2
-    )
-    return ik_zxx_arm(L1, L2, L3, L4, base, p)
 
 
 def _dh(theta: float, d: float, a: float, alpha: float) -> np.ndarray:
@@ -636,3 +625,7 @@ def solve_all(model: Model, T_target: ArrayLike, frame: str | None = None) -> np
     if Q.shape[0] > 1:
         Q = Q[np.lexsort(Q.T[::-1])]
     return Q
+
+
+# Old names (ik_seed003) are served from kinetree._deprecated's table.
+__getattr__, __dir__ = _deprecated.attributes(__name__)
