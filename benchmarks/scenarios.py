@@ -313,10 +313,11 @@ def humanoid_trajectory(model: kinetree.Model, n: int) -> np.ndarray:
 HUMANOID_FRAMES = ("hand_r", "hand_l", "foot_r", "foot_l")
 
 #: Arms with closed-form IK as they come from files, built exactly as
-#: tests/test_analytic_files.py builds them: the UR5 of example-robot-data's URDF and three
-#: spherical-wrist arms from published DH tables (base and tool offsets, joint zero offsets).
+#: tests/ik/methods/test_analytic_files.py builds them: the UR5 of example-robot-data's
+#: URDF and three spherical-wrist arms from published DH tables (base and tool offsets,
+#: joint zero offsets).
 CLOSED_FORM_ARMS = ("ur5_urdf", "abb_irb140", "kuka_kr16", "puma560")
-_TESTS = Path(__file__).resolve().parent.parent / "tests"
+_TESTS = Path(__file__).resolve().parent.parent / "tests" / "ik" / "methods"
 
 
 def closed_form_arm(name: str) -> kinetree.Model:
@@ -874,7 +875,7 @@ def closed_form_scenario(cfg: Config) -> Table:
             ])  # fmt: skip
     intro = [
         "Arms recognised as closed-form from their geometry alone, built as "
-        "`tests/test_analytic_files.py` builds them: `ur5_urdf` is example-robot-data's "
+        "`tests/ik/methods/test_analytic_files.py` builds them: `ur5_urdf` is example-robot-data's "
         "`ur5_robot.urdf` loaded with `kinetree.load`; `abb_irb140` (with a base and a tool "
         "offset), `kuka_kr16` and `puma560` (lateral offset d3) are spherical-wrist arms "
         f"from published DH tables. Targets: FK of {n} uniform random configurations within "

@@ -20,7 +20,7 @@ per-voxel results come back. Four launches per chunk, all on the device:
    none was solved).
 
 The answers are the host path's: the same IK problems, seeds and kernels' source, the
-same Jacobian, and the manipulability to round-off (tests/test_gpu_reach.py).
+same Jacobian, and the manipulability to round-off (tests/gpu/test_gpu_reach.py).
 """
 
 from __future__ import annotations
