@@ -102,7 +102,7 @@ MOVED: dict[str, tuple[str, str]] = {
         "kinetree.ik.kernel.swing_twist_layout:swing_twist_layout",
         _N,
     ),
-    "kinetree.anim.retarget(clip, targets, ...)": ("kinetree.anim.edit:edit_by_targets", _N),
+    "kinetree.anim.retarget(clip, targets, ...)": ("kinetree.anim:edit_by_targets", _N),
 }
 
 

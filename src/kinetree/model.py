@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._deprecated import warn as _warn_deprecated
 from ._validate import as_array, check_count, check_memory
 from .errors import (
     InvalidValueError,
@@ -461,10 +462,9 @@ class Model:
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Deprecated: :func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_layout` (the
         layout is the solver's, so it lives beside the solver)."""
-        from ._deprecated import warn
         from .ik.kernel.swing_twist_layout import swing_twist_layout
 
-        warn("kinetree.Model.swing_twist_layout")
+        _warn_deprecated("kinetree.Model.swing_twist_layout")
         return swing_twist_layout(self, active)
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from kinetree.ik.kernel.swing_twist_layout import swing_twist_layout
 
 MODEL = Path(kinetree.__file__).parent / "model.py"
 #: What model.py may import when it is imported: the floors below it and beside it.
-BELOW = {"_validate", "errors", "spatial", "geometry", "builder", "_warnings"}
+BELOW = {"_validate", "errors", "spatial", "geometry", "builder", "_warnings", "_deprecated"}
 
 
 def _is_type_checking(node: ast.If) -> bool:
