@@ -40,7 +40,7 @@ def test_options_take_each_rows_defaults(row: T.MethodRow) -> None:
 
 def test_an_unknown_method_is_refused_naming_every_row() -> None:
     with pytest.raises(UnknownNameError) as err:
-        IKOptions(method="gauss_newton")
+        IKOptions(method="no_such_method")
     for name in T.METHODS:
         assert repr(name)[1:-1] in str(err.value)
 
