@@ -106,5 +106,5 @@ clean:
 # folder with tests/data/bvh_corpus/collect.py MIRRORS DIR --only extra, then
 # make test-bvh-corpus BVH_CORPUS_EXTRA=DIR
 test-bvh-corpus: $(STAMP)
-	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python -m pytest -q tests/test_bvh_corpus.py
-	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python tests/test_bvh_corpus.py
+	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python -m pytest -q tests/io/test_bvh_corpus.py
+	KINETREE_BVH_CORPUS_EXTRA=$(BVH_CORPUS_EXTRA) $(BIN)/python tests/io/test_bvh_corpus.py

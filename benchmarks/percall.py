@@ -28,6 +28,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -36,6 +37,25 @@ from kinetree.ik import IKOptions  # noqa: E402
 
 TOL = 1e-6
 BUDGET = 0.005
+
+
+def _plans_module() -> Any:
+    """The module that keeps the single-pose and dict plans (``kinetree.ik._plans``; the
+    dispatcher itself before the plans had their own module, for before/after runs)."""
+    import importlib
+
+    try:
+        return importlib.import_module("kinetree.ik._plans")
+    except ImportError:
+        return importlib.import_module("kinetree.ik.solve")
+
+
+def _get(module: Any, *names: str) -> Any:
+    """The first of ``names`` that ``module`` has (today's name, then older ones)."""
+    for name in names:
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(names[0])
 
 
 def interleaved(variants: dict[str, Callable[[int], object]], n: int, rounds: int) -> dict:
@@ -56,14 +76,13 @@ def interleaved(variants: dict[str, Callable[[int], object]], n: int, rounds: in
 
 def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: int) -> None:
     """The prebuilt call against its compiled driver alone, and the steps between."""
-    import importlib
 
-    S = importlib.import_module("kinetree.ik.solve")  # the module, not ik.solve()
+    S = _plans_module()
 
     q0 = model.neutral()
     model.ik(T[0], q0=q0, options=opts)
-    if hasattr(S, "_PLANS"):
-        plan = S._PLANS[(id(model), id(opts), None)][2]
+    if hasattr(S, "PLANS") or hasattr(S, "_PLANS"):
+        plan = _get(S, "PLANS", "_PLANS")[(id(model), id(opts), None)][2]
     else:  # before the plans by identity
         plan = S._LAST_SINGLE[0][3]
     if plan is None:
@@ -119,13 +138,12 @@ def whole_body(n: int, rounds: int) -> None:
     without it) with ``tol=``, and the built-in humanoid along a trajectory with ``rest=``
     an array and ``time_budget=``, as keywords and prebuilt; then the driver alone on the
     plan's rows, so that call - driver is the Python around it."""
-    import importlib
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from scenarios import HUMANOID_FRAMES, humanoid_trajectory
     from wholebody import targets_for
 
-    S = importlib.import_module("kinetree.ik.solve")
+    S = _plans_module()
     cases: dict[str, tuple[kinetree.Model, list[dict], list, dict]] = {}
     try:
         from kinetree.anim.retarget.robots import load_robot
@@ -151,13 +169,13 @@ def whole_body(n: int, rounds: int) -> None:
         }
         for f in variants.values():
             f(0)
-        plan = S._LAST_DICT[0][3]
+        plan = _get(S, "LAST_DICT", "_LAST_DICT")[0][3]
         out = np.empty((1, 64 * m.nq + 4096))  # room for any result row
         tpl = plan.tpl
 
         def driver(i: int, m=m, tg=tg, q0s=q0s, plan=plan, tpl=tpl, out=out) -> None:
             rows = plan.fill(tg[i])  # outside the timed call below
-            q = S._q0_rows(m, q0s[i], 1)
+            q = _get(S, "q0_rows", "_q0_rows")(m, q0s[i], 1)
             t = time.perf_counter_ns()
             plan.kernel(tpl.ibuf, tpl.fbuf, rows, q, 0, out, S.NO_HISTORY_Q, S.NO_HISTORY_E,
                         plan.work, 0, 1)  # fmt: skip
@@ -183,22 +201,22 @@ def kernel_only(n: int, passes: int = 7) -> None:
     ``n`` Panda targets of ``scenarios.pose_targets`` from the neutral pose (no time
     budget): µs per solve, best of ``passes`` passes, and the iterations per solve. What
     the kernel's own changes are measured by (the Python around it takes no part)."""
-    import importlib
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import scenarios
 
     from kinetree.ik._run import NO_HISTORY_E, NO_HISTORY_Q
 
-    S = importlib.import_module("kinetree.ik.solve")
+    S = _plans_module()
     model = kinetree.load("panda")
     T = [np.ascontiguousarray(t)[None] for t in scenarios.pose_targets(model, n)]
     q0 = model.neutral()
     opts = IKOptions(time_budget=None)
-    while (id(model), id(opts), None) not in S._PLANS:  # compiled (or loaded) first
+    plans = _get(S, "PLANS", "_PLANS")
+    while (id(model), id(opts), None) not in plans:  # compiled (or loaded) first
         model.ik(T[0][0], q0=q0, options=opts)
         time.sleep(0.1)
-    plan = S._PLANS[(id(model), id(opts), None)][2]
+    plan = _get(S, "PLANS", "_PLANS")[(id(model), id(opts), None)][2]
     call = getattr(plan, "call", plan.kernel)
     out = np.empty(plan.shape)
     q = q0[None]

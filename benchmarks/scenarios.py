@@ -27,12 +27,16 @@ import peers as P
 
 import kinetree
 from kinetree.ik import Pose, Position
+from kinetree.ik.method_table import CLOSED_FORM, ROWS, TABLE
 from kinetree.spatial import pose_error
 
 perf = time.perf_counter
 
-#: kinetree's IK methods in the pose tables.
-METHODS = ("auto", "pinv", "dls", "sdls", "ccd", "lbfgs")
+#: kinetree's IK methods in the pose tables (the method table's ``benchmark`` column).
+METHODS = tuple(row.name for row in TABLE if row.benchmark)
+#: The closed-form methods, timed beside ``auto`` and the driver it runs.
+CLOSED_FORMS = tuple(row.name for row in TABLE if row.kind == CLOSED_FORM)
+AUTO_DRIVER = ROWS["auto"].driver
 #: kinetree auto's stopping rule in every scenario.
 TIME_BUDGET = 0.005
 #: Slack on the joint limits before a solution counts as violating them [rad or m].
@@ -309,10 +313,11 @@ def humanoid_trajectory(model: kinetree.Model, n: int) -> np.ndarray:
 HUMANOID_FRAMES = ("hand_r", "hand_l", "foot_r", "foot_l")
 
 #: Arms with closed-form IK as they come from files, built exactly as
-#: tests/test_analytic_files.py builds them: the UR5 of example-robot-data's URDF and three
-#: spherical-wrist arms from published DH tables (base and tool offsets, joint zero offsets).
+#: tests/ik/methods/test_analytic_files.py builds them: the UR5 of example-robot-data's
+#: URDF and three spherical-wrist arms from published DH tables (base and tool offsets,
+#: joint zero offsets).
 CLOSED_FORM_ARMS = ("ur5_urdf", "abb_irb140", "kuka_kr16", "puma560")
-_TESTS = Path(__file__).resolve().parent.parent / "tests"
+_TESTS = Path(__file__).resolve().parent.parent / "tests" / "ik" / "methods"
 
 
 def closed_form_arm(name: str) -> kinetree.Model:
@@ -341,7 +346,7 @@ def load_model(name: str) -> kinetree.Model:
 
 def _has_closed_form(model: kinetree.Model) -> bool:
     try:
-        from kinetree.ik.analytic import supports
+        from kinetree.ik.methods.analytic import supports
     except ImportError:
         return False
     return bool(supports(model))
@@ -754,7 +759,7 @@ def analytic_scenario(cfg: Config, name: str) -> Table:
     n, tol = cfg.n, 1e-6
     T = pose_targets(model, n)
     q0 = model.neutral()
-    methods = ["analytic", "auto", "dls"]
+    methods = [*CLOSED_FORMS, "auto", AUTO_DRIVER]
     cfg.log(f"  {name}: kinetree {', '.join(methods)}")
     job = {"type": "single", "model": name, "kind": "position", "n": n, "tol": tol,
            "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
@@ -836,7 +841,7 @@ def closed_form_scenario(cfg: Config) -> Table:
         if meta["capped"]:
             notes.append(f"{arm} ik_all: {meta['capped']}.")
         cfg.log(f"  closed form {arm}: kinetree analytic, dls, auto")
-        methods = ["analytic", "dls", "auto"]
+        methods = [*CLOSED_FORMS, AUTO_DRIVER, "auto"]
         job = {"type": "single", "model": key, "kind": "pose", "n": n, "tol": tol,
                "chain": False, "row_seconds": cfg.row_seconds, "solver": "kinetree",
                "methods": methods, "caps": {}}  # fmt: skip
@@ -870,7 +875,7 @@ def closed_form_scenario(cfg: Config) -> Table:
             ])  # fmt: skip
     intro = [
         "Arms recognised as closed-form from their geometry alone, built as "
-        "`tests/test_analytic_files.py` builds them: `ur5_urdf` is example-robot-data's "
+        "`tests/ik/methods/test_analytic_files.py` builds them: `ur5_urdf` is example-robot-data's "
         "`ur5_robot.urdf` loaded with `kinetree.load`; `abb_irb140` (with a base and a tool "
         "offset), `kuka_kr16` and `puma560` (lateral offset d3) are spherical-wrist arms "
         f"from published DH tables. Targets: FK of {n} uniform random configurations within "

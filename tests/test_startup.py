@@ -28,7 +28,8 @@ import kinetree
 from kinetree import _compile as C
 from kinetree import _warmup as W
 from kinetree.ik import Position
-from kinetree.ik._drivers import driver
+from kinetree.ik.kernel._drivers import driver
+from kinetree.ik.method_table import INTERPRETABLE
 
 SRC = Path(kinetree.__file__).resolve().parent.parent
 
@@ -48,7 +49,7 @@ class _Never:
 
 
 def _kernels() -> list[Any]:
-    return [driver(m, st) for m in ("dls", "transpose", "ccd") for st in (False, True)]
+    return [driver(m, st) for m in sorted(INTERPRETABLE) for st in (False, True)]
 
 
 @pytest.fixture
@@ -63,7 +64,7 @@ def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], _Never]]:
         monkeypatch.setenv(C.TIERED_ENV, "1")
         # A process never sees a compiled driver become uncompiled: forget the plan of
         # the last single pose, which is made only once its driver has run.
-        sys.modules["kinetree.ik.solve"].forget_plans()
+        sys.modules["kinetree.ik._plans"].forget_plans()
         proc = _Never()
         for k in _kernels():
             C._SEEN.discard(id(k))
@@ -195,7 +196,7 @@ def _env(cache: Path) -> dict[str, str]:
 def test_the_detached_compile_fills_the_cache_and_drops_its_lock(tmp_path: Path) -> None:
     from numba import typeof
 
-    from kinetree.ik import _random
+    from kinetree.ik.kernel import _random
 
     lock = tmp_path / "rand01.compiling"
     lock.write_text(str(os.getpid()))
@@ -217,7 +218,7 @@ def test_a_cold_process_solves_interpreted_while_a_child_compiles(tmp_path: Path
         import sys
         import kinetree
         from kinetree import _compile as C
-        from kinetree.ik._drivers import driver
+        from kinetree.ik.kernel._drivers import driver
         m = kinetree.load("panda")
         T = m.fk(m.random_configuration(5, rng=0))
         r, rb = m.ik(T[0]), m.ik(T[1:])

@@ -5,7 +5,7 @@ module is imported on first access.
 never import the collision, animation or file-format modules (nor what those import),
 while ``kinetree.Box``, ``kinetree.anim`` and ``from kinetree import read_bvh`` work as
 before. Type checkers read the same names from the ``if TYPE_CHECKING:`` imports beside
-each table; ``tests/test_lazy_import.py`` checks that the two agree.
+each table; ``tests/architecture/test_lazy_import.py`` checks that the two agree.
 """
 
 from __future__ import annotations

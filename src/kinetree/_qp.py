@@ -23,7 +23,7 @@ At the optimum the multipliers (:func:`qp_multipliers`) satisfy the KKT conditio
 
 with ``lam`` and ``mu`` zero on inactive rows and bounds.
 
-Two callers: the collision-aware IK step (:mod:`kinetree.ik._collide`, inside the
+Two callers: the collision-aware IK step (:mod:`kinetree.ik.kernel._collide`, inside the
 compiled loop) and the one-step differential IK (:func:`kinetree.diffik.solve_qp`,
 through :class:`QPWorkspace`). Plain arrays in, a status code out, scratch passed in
 (:func:`qp_work_size`, :func:`qp_iwork_size`), so it compiles for a CPU or a GPU thread

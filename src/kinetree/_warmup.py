@@ -39,6 +39,7 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
 def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     import numpy as np
 
+    from .ik.method_table import KERNEL_METHODS
     from .ik.targets import Position
     from .loading import load
 
@@ -52,7 +53,7 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
         if verbose:
             print(f"kinetree warmup: {method} ...", file=sys.stderr, flush=True)
         model.ik(T[0], method=method)
-        if method in ("auto", "dls", "pinv", "transpose", "sdls", "ccd"):
+        if method in KERNEL_METHODS:
             model.ik(Position(T[1][:3, 3]), method=method)
     if "auto" in methods:
         model.ik(T[:20])

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._deprecated import warn as _warn_deprecated
 from ._validate import as_array, check_count, check_memory
 from .errors import (
     InvalidValueError,
@@ -495,24 +496,17 @@ class Model:
         return dofs, nodes
 
     def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Deprecated: :func:`kinetree.ik.swing_twist_layout.swing_twist_layout` (the
+        """Deprecated: :func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_layout` (the
         layout is the solver's, so it lives beside the solver)."""
-        import warnings
+        from .ik.kernel.swing_twist_layout import swing_twist_layout
 
-        from .ik.swing_twist_layout import swing_twist_layout
-
-        warnings.warn(
-            "Model.swing_twist_layout is deprecated; use "
-            "kinetree.ik.swing_twist_layout.swing_twist_layout(model, active)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        _warn_deprecated("kinetree.Model.swing_twist_layout")
         return swing_twist_layout(self, active)
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
         """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``
-        (:func:`kinetree.ik.swing_twist_layout.swing_twist_angles`)."""
-        from .ik.swing_twist_layout import swing_twist_angles
+        (:func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_angles`)."""
+        from .ik.kernel.swing_twist_layout import swing_twist_angles
 
         return swing_twist_angles(self, q, group)
 
@@ -801,8 +795,8 @@ class Model:
     ) -> np.ndarray:
         """Up to ``n`` distinct exact IK solutions ``(k, nq)`` of one target, from learned
         starts (``seeds=``, a :class:`kinetree.learn.LearnedIK`) or random ones; see
-        :func:`kinetree.ik.seeded.solve_many` (``min_distance=0.1`` rad apart)."""
-        from .ik.seeded import solve_many
+        :func:`kinetree.ik.solve_many` (``min_distance=0.1`` rad apart)."""
+        from .ik import solve_many
 
         return solve_many(self, target, n, frame, **options)
 

@@ -28,12 +28,9 @@ package only orchestrates. Draw a motion with
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from .. import _deprecated
 from . import anatomy as anatomy
 from . import retarget as retarget
-from ._moved import MovedModules
 from .bvh_export import motion_to_bvh, write_motion_bvh
 from .contacts import contact_intervals, detect_contacts
 from .edit import edit_by_targets
@@ -90,27 +87,8 @@ __all__ = [
     "write_motion_bvh",
 ]
 
-#: Module paths before the retargeting files became :mod:`kinetree.anim.retarget`
-#: (deprecated; they go in the next release).
-_MOVED = {
-    f"{__name__}.{old}": f"{__name__}.retarget.{new}"
-    for old, new in {
-        "robot_retarget": "human_to_robot",
-        "robots": "robots",
-        "retarget_maps": "joint_maps",
-        "retarget_quality": "quality",
-        "retarget_source": "source",
-        "retarget_targets": "targets",
-        "retarget_feet": "feet",
-        "retarget_io": "saving",
-        "dataset": "dataset",
-    }.items()
-}
-MovedModules(_MOVED).install()
-
-
-def __getattr__(name: str) -> Any:
-    """``kinetree.anim.robot_retarget`` and the other moved modules' old names."""
-    if f"{__name__}.{name}" in _MOVED:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Old names (the module paths before kinetree.anim.retarget, the package callable as the
+# function it replaced) are served from kinetree._deprecated's table.
+retarget = _deprecated.callable_package(retarget, "kinetree.anim.retarget(clip, targets, ...)")
+__getattr__, __dir__ = _deprecated.attributes(__name__)
+_deprecated.module_paths(__name__)

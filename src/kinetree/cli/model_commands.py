@@ -17,7 +17,7 @@ from ..errors import (
     NotRigidError,
     ShapeError,
 )
-from ..ik import METHODS
+from ..ik.method_table import CLOSED_FORM, TABLE
 from ..model import JointType, Model
 from ..spatial import matrix_to_rpy, orthonormalize
 from ._app import (
@@ -374,7 +374,7 @@ def warmup_cmd(
     first FK and IK calls of later processes do not wait for the compiler."""
     from .._warmup import warmup
 
-    methods = tuple(m for m in METHODS if m != "analytic") if all_methods else ("auto",)
+    methods = tuple(r.name for r in TABLE if r.kind != CLOSED_FORM) if all_methods else ("auto",)
     seconds = warmup(methods)
     typer.echo(f"kinetree kernels ready ({seconds:.1f} s)")
 

@@ -3,9 +3,9 @@
 Each kernel here is a few lines that give one thread its scratch (``cuda.local.array``,
 sized by compile-time constants bound per model) and call the shared source, compiled
 for the device by :mod:`._translate`: ``fk_nodes`` and ``jacobian_add`` from
-``kinematics._kernels``, and for IK ``ik._loop.solve_one`` with the method's update
-bound in, as ``ik._drivers`` binds it for a CPU driver; with collision checks, its
-collision variant (``COLLISION_ON``, the update ``ik._collide.collision_update``: the
+``kinematics._kernels``, and for IK ``ik.kernel.solve_one`` with the method's update
+bound in, as ``ik.kernel.driver`` binds it for a CPU driver; with collision checks, its
+collision variant (``COLLISION_ON``, the update ``ik.kernel.collision_update``: the
 step as a QP with distance rows), the robot's spheres constants and the world's
 obstacles arguments of the kernel.
 
@@ -32,10 +32,10 @@ import numpy as np
 from .._compile import kernel_digest
 from ..collision.layout import LINK_SIZE, OBSTACLE_SIZE, SPHERE_SIZE
 from ..errors import InvalidValueError, UnsupportedError
-from ..ik import _collide, _loop, _steps
-from ..ik import layout as L
-from ..ik._drivers import RULES
-from ..ik.layout import (
+from ..ik import kernel as IK
+from ..ik import method_table
+from ..ik.kernel import layout as L
+from ..ik.kernel.layout import (
     R_ITERATIONS,
     R_MIN_DISTANCE,
     R_REACHABLE,
@@ -47,7 +47,7 @@ from ..ik.layout import (
     carve_collision,
     read_config,
 )
-from ..ik.layout import unpack as unpack_buffers
+from ..ik.kernel.layout import unpack as unpack_buffers
 from ..ik.result import is_bad_input
 from ..kinematics._kernels import fk_nodes, jacobian_add, to_homogeneous
 from ..kinematics.layout import F_SIZE
@@ -68,7 +68,7 @@ COLLIDE = False
 SCRATCH_PLAIN = ISCRATCH = N_SPHERES = N_LINKS = N_PAIRS = SEEDS = 1
 MARGIN = CUTOFF = INFLUENCE = BUFFER = MAX_STEP = 0.0
 SPHERES = LINKS = PAIRS = np.zeros((0, 0))
-solve_one = _loop.solve_one
+solve_one = IK.solve_one
 cuda: Any = None
 float64: Any = None
 int64: Any = None
@@ -223,9 +223,10 @@ def jacobian_kernel(n_nodes: int) -> Any:
 
 
 #: The compiled methods that run on the GPU, each with the CPU drivers' step rule
-#: (``ik._drivers.RULES``) or update; ``pinv`` and ``sdls`` take an SVD (numba's LAPACK
-#: call allocates) and stay on the CPU.
-GPU_METHODS = ("auto", "dls", "transpose", "ccd")
+#: (``ik.kernel.RULES``) or update: the method table's rows whose step allocates
+#: nothing (``pinv`` and ``sdls`` take an SVD, numba's LAPACK call allocates, and stay
+#: on the CPU).
+GPU_METHODS = method_table.GPU_METHODS
 
 
 #: ``KINETREE_GPU_CACHE=1``: keep the IK kernels in numba-cuda's disk cache (named by
@@ -315,7 +316,7 @@ def ik_key(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int
 
 def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[int, ...]) -> Any:
     """The persistent-thread IK kernel of ``method`` (``dls``, ``transpose``, ``ccd``)
-    for one template (:func:`kinetree.ik.layout.pack`'s ``ibuf``, ``fbuf``) and targets
+    for one template (:func:`kinetree.ik.kernel.layout.pack`'s ``ibuf``, ``fbuf``) and targets
     of shape ``(B, *src_shape)``: ``(targets, q0 (1 or B, nq), seed, out, counter)``.
 
     The buffers are compiled in as constants: every size, node list, joint type, axis,
@@ -374,18 +375,18 @@ def ik_kernel(method: str, ibuf: np.ndarray, fbuf: np.ndarray, src_shape: tuple[
             f"solve it on the CPU{way_out}"
         )
     if collide:
-        update = device(_collide.collision_update)
-    elif method == "ccd":
-        update = device(_steps.ccd_update)
+        update = device(IK.collision_update)
+    elif method not in IK.RULES:
+        update = device(IK.UPDATES[method])
     else:
         update = device(
-            _steps.jacobian_update,
+            IK.UPDATES[method],
             f"jacobian_update_{method}_gpu",
-            apply_rule=device(RULES[method]),
+            apply_rule=device(IK.RULES[method]),
         )
     tag = method + ("_swing_twist" if swing else "") + ("_collision" if collide else "")
     one = device(
-        _loop.solve_one,
+        IK.solve_one,
         f"solve_one_{tag}_gpu",
         update=update,
         SWING_TWIST_ON=swing,

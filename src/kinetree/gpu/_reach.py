@@ -20,7 +20,7 @@ per-voxel results come back. Four launches per chunk, all on the device:
    none was solved).
 
 The answers are the host path's: the same IK problems, seeds and kernels' source, the
-same Jacobian, and the manipulability to round-off (tests/test_gpu_reach.py).
+same Jacobian, and the manipulability to round-off (tests/gpu/test_gpu_reach.py).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..ik import Position
-from ..ik import layout as L
-from ..ik.layout import T_POS
+from ..ik.kernel import layout as L
+from ..ik.kernel.layout import T_POS
 from ..ik.options import IKOptions
 from ..ik.problem import build_problem
 from ..kinematics._kernels import fk_nodes, jacobian_add

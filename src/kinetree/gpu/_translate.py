@@ -1,6 +1,6 @@
 """The CPU kernels' own source, compiled for a CUDA thread.
 
-kinetree's per-problem IK loop (``ik._loop.solve_one`` and everything it calls) and the
+kinetree's per-problem IK loop (``ik.kernel.solve_one`` and everything it calls) and the
 FK/Jacobian recurrences are written allocation-free with numba's ``@njit``. numba-cuda
 cannot call a CPU dispatcher from device code, but it compiles the same Python source:
 :func:`device` takes an ``@njit`` function's ``py_func``, rebinds every global name that
@@ -12,7 +12,7 @@ switch).
 
 What cannot compile for CUDA is swapped at this one place, by identity of the CPU function:
 
-* ``ik._clock.monotonic`` (``clock_gettime`` through ``ctypes``) becomes a read of the
+* ``ik.kernel.monotonic`` (``clock_gettime`` through ``ctypes``) becomes a read of the
   GPU's nanosecond ``%globaltimer`` (a three-line CUDA C function linked in), so the
   per-problem ``time_budget`` means the same on both targets;
 * the name ``np`` is a copy of the numpy namespace whose ``isfinite`` is a device
@@ -48,7 +48,7 @@ from numba.core.registry import CPUDispatcher
 from .._compile import rebind
 from .._hints import rolled as cpu_rolled
 from .._hints import shaped_view as cpu_shaped_view
-from ..ik._clock import monotonic as cpu_monotonic
+from ..ik.kernel import monotonic as cpu_monotonic
 
 __all__ = ["device", "kernel", "simulator"]
 

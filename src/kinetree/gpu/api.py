@@ -20,7 +20,7 @@ import numpy as np
 from .._cache import PerModel
 from .._validate import as_array
 from ..errors import InvalidValueError, ShapeError, UnsupportedError
-from ..ik import layout as L
+from ..ik.kernel import layout as L
 from ..ik.options import IKOptions, resolve
 from ..ik.problem import Template, apply_couplings, as_q0, build_problem, cached_template
 from ..ik.result import IKResult, is_bad_input

@@ -8,6 +8,7 @@ behind the same call and result type. See ``docs/design.md`` for the core's layo
 
 from __future__ import annotations
 
+from .. import _deprecated
 from .options import DEFAULT_OPTIONS as DEFAULT_OPTIONS
 from .options import METHODS as METHODS
 from .options import MIN_TOLERANCE as MIN_TOLERANCE
@@ -17,6 +18,7 @@ from .problem import build_problem as build_problem
 from .result import IKResult as IKResult
 from .solve import solve as solve
 from .solve import solve_all as solve_all
+from .solve import solve_many as solve_many
 from .targets import Direction as Direction
 from .targets import Orientation as Orientation
 from .targets import Pose as Pose
@@ -36,4 +38,9 @@ __all__ = [
     "build_problem",
     "solve",
     "solve_all",
+    "solve_many",
 ]
+
+# The old paths of the modules that moved into kernel/ and methods/ (kinetree._deprecated).
+__getattr__, __dir__ = _deprecated.attributes(__name__)
+_deprecated.module_paths(__name__)

@@ -18,8 +18,9 @@ from .._compile import compiled, interpret_first, notice
 from .._progress import progress
 from .._threads import n_threads, run_chunks
 from ..errors import InvalidValueError, NotRigidError
-from . import layout as L
-from ._drivers import cached_driver, driver
+from . import method_table
+from .kernel import cached_driver, driver
+from .kernel import layout as L
 from .options import IKOptions
 from .problem import Problem, Template, apply_couplings
 from .result import IKResult, is_bad_input, make_result, one_result, with_clearance
@@ -31,8 +32,8 @@ PARALLEL_MIN = 8
 #: Methods whose first problems may run interpreted while their driver compiles
 #: (``_compile.interpret_first``): those without an SVD, whose Python twin does the same
 #: arithmetic as the machine code (an interpreted SVD would be numpy's LAPACK, not the
-#: compiled one's).
-INTERPRETABLE = frozenset({"dls", "transpose", "ccd"})
+#: compiled one's): the method table's non-allocating rows.
+INTERPRETABLE = method_table.INTERPRETABLE
 
 
 def run_problem(prob: Problem, t0: float) -> IKResult:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _validate
 from ..errors import InvalidValueError, UnknownNameError
+from .method_table import COLLISION_METHODS, DEFAULT_MAX_ITER, KERNEL_METHODS, METHODS, ROWS
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -32,22 +33,6 @@ __all__ = [
     "resolve",
 ]
 
-#: Every method name :func:`kinetree.ik.solve` accepts.
-METHODS = (
-    "auto",
-    "pinv",
-    "transpose",
-    "dls",
-    "sdls",
-    "ccd",
-    "fabrik",
-    "bfgs",
-    "lbfgs",
-    "cg",
-    "analytic",
-)
-#: Methods run by the compiled loop (``auto`` is ``dls`` with restarts and a budget).
-KERNEL_METHODS = ("auto", "pinv", "transpose", "dls", "sdls", "ccd")
 #: Smallest tolerance accepted [m or rad]: below it the error of FK in float64 itself
 #: (about 1e-15 of the model's size) would decide success.
 MIN_TOLERANCE = 1e-12
@@ -55,8 +40,6 @@ MIN_TOLERANCE = 1e-12
 MAX_COUNT = _validate.MAX_COUNT
 #: Most iterates kept by ``record=True`` (the first ones are kept).
 MAX_HISTORY = 100_000
-#: Methods that keep collision margins (their step is a QP with distance rows).
-COLLISION_METHODS = ("auto", "dls")
 #: Collision-aware steps: pairs closer than ``margin + COLLISION_INFLUENCE`` [m] become
 #: rows of the step's QP (and are measured exactly every iteration).
 COLLISION_INFLUENCE = 0.1
@@ -71,15 +54,6 @@ COLLISION_MAX_STEP = 0.3
 COLLISION_SEEDS = 8
 
 _COMPARED: tuple[dataclasses.Field[Any], ...] = ()  # set below the class
-
-_DEFAULT_MAX_ITER = {
-    "auto": 30,
-    "pinv": 200,
-    "transpose": 2000,
-    "dls": 200,
-    "sdls": 500,
-    "ccd": 500,
-}
 
 
 def _bool(name: str, v: Any) -> bool:
@@ -196,7 +170,7 @@ class IKOptions:
             ``frame`` name and ``configurations(model, T, n, q0, seed, temperature)``
             returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
             given), the solve tries a few learned samples for the target, then random
-            restarts (:mod:`kinetree.ik.seeded`). None: ``q0``, then random restarts.
+            restarts (:mod:`kinetree.ik.methods.seeded`). None: ``q0``, then random restarts.
         iteration_budget: iterations over all attempts of one solve (each problem of a
             batch has its own), the compiled methods only: the solve then returns the
             best configuration found, ``success`` judged on it as always (``False``
@@ -400,14 +374,14 @@ class IKOptions:
     @property
     def kernel_method(self) -> str:
         """The compiled driver that runs this method (``auto`` and other methods: dls)."""
-        return "dls" if self.method not in KERNEL_METHODS or self.method == "auto" else self.method
+        return ROWS[self.method].driver
 
     @property
     def iterations(self) -> int:
         """``max_iter`` with the method's default filled in."""
         if self.max_iter is not None:
             return self.max_iter
-        return _DEFAULT_MAX_ITER.get(self.method, 200)
+        return DEFAULT_MAX_ITER[self.method]
 
     @property
     def attempts(self) -> int:

@@ -8,7 +8,7 @@ two: a :class:`Template` holds everything that depends only on the model, the
 frames, the kind and weights of the targets and the :class:`~.options.IKOptions`
 (cached per model, so repeated solves pay for it once), and :func:`build_problem`
 adds the per-call targets and ``q0``. The arrays' slots are named in
-:mod:`kinetree.ik.layout`.
+:mod:`kinetree.ik.kernel.layout`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ..errors import InvalidValueError, ShapeError, UnsupportedError
 from ..kinematics import needed_nodes
 from ..kinematics.layout import packed_ik
 from ..model import JointType, Model
-from . import layout as L
+from .kernel import layout as L
+from .kernel.swing_twist_layout import swing_twist_layout
 from .options import (
     COLLISION_BUFFER,
     COLLISION_INFLUENCE,
@@ -33,7 +34,6 @@ from .options import (
     COLLISION_SEEDS,
     IKOptions,
 )
-from .swing_twist_layout import swing_twist_layout
 from .targets import encode
 
 __all__ = ["Problem", "Template", "as_q0", "build_problem", "cached_template", "template"]
@@ -48,7 +48,7 @@ class Template:
     """The options-and-structure half of a problem (no target values, no ``q0``).
 
     ``tgt_i`` (T, 2), ``rows`` (m, 2), ``nodes`` and ``(ibuf, fbuf)`` are the kernels'
-    arrays (:mod:`~kinetree.ik.layout`); the rest are the same facts for Python
+    arrays (:mod:`~kinetree.ik.kernel.layout`); the rest are the same facts for Python
     solvers: per-DoF ``lo``/``hi`` limits, ``sample_lo``/``sample_hi`` restart bounds,
     ``rest`` configuration and ``rest_gain`` (0: no pull), and the active DoF.
     """
@@ -332,7 +332,7 @@ def _target_columns(
 ) -> np.ndarray | None:
     """For each target, the active columns (indices into ``act_idx``) that move its node:
     the DoF of its ancestors, mimic joints included; None for one target, or where the
-    lists would not save much (see :func:`~kinetree.ik._linalg.gram_rows`)."""
+    lists would not save much (see :func:`~kinetree.ik.kernel._linalg.gram_rows`)."""
     T = nodes.shape[0]
     if T < 2:
         return None

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import ST_NONFINITE, ST_NOT_RIGID, ST_TOO_FAR
+from .kernel.layout import ST_NONFINITE, ST_NOT_RIGID, ST_TOO_FAR
 
 __all__ = [
     "IKResult",

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from .._validate import as_array, check_rigid
 from ..errors import InvalidValueError, NotRigidError
-from .layout import (
+from .kernel.layout import (
     KIND_DIRECTION,
     KIND_FRAME,
     T_POINT,
@@ -155,7 +155,7 @@ def encode_plain(target: Any) -> np.ndarray | None:
 
 def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """``(tf, kind, batch_shape)``: the target as ``(..., TARGET_SIZE)`` rows for the
-    kernels (slots named in :mod:`kinetree.ik.layout`). Finiteness is checked here;
+    kernels (slots named in :mod:`kinetree.ik.kernel.layout`). Finiteness is checked here;
     rigidity of 4x4 poses by the kernel itself.
     """
     fast = encode_plain(target)

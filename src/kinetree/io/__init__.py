@@ -7,10 +7,9 @@ Choosing a loader by a file's suffix (or a built-in model by name) is one floor 
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .. import _deprecated
 from .._lazy import attach as _attach
 
 if TYPE_CHECKING:
@@ -42,26 +41,14 @@ _LAZY = {
     "load_mjcf": ".mjcf:load_mjcf",
     "load_urdf": ".urdf:load_urdf",
 }
-#: Names that moved up a floor: old name -> new place (deprecated aliases, one release).
-_MOVED = {
-    "load": "kinetree.loading:load",
-    "write_motion_bvh": "kinetree.anim.bvh_export:write_motion_bvh",
-}
 
 if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
-    _lazy_getattr, __dir__ = _attach(__name__, _LAZY)
+    # Names that moved up a floor are served from kinetree._deprecated's table.
+    _lazy_getattr, _lazy_dir = _attach(__name__, _LAZY)
+    __getattr__, _old_dir = _deprecated.attributes(__name__, _lazy_getattr)
 
-    def __getattr__(name: str) -> Any:
-        if name in _MOVED:
-            module_name, _, attr = _MOVED[name].partition(":")
-            warnings.warn(
-                f"kinetree.io.{name} moved to {module_name}.{attr}; the old name goes in "
-                "the next release",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return getattr(importlib.import_module(module_name), attr)
-        return _lazy_getattr(name)
+    def __dir__() -> list[str]:
+        return sorted(set(_lazy_dir()) | set(_old_dir()))
 
 
 __all__ = [
@@ -78,3 +65,5 @@ __all__ = [
     "read_bvh",
     "write_bvh",
 ]
+
+_deprecated.module_paths(__name__)

@@ -8,15 +8,15 @@ parameters (link lengths) can be called directly: ``models.planar_2r(1.0, 0.5)``
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
+from .. import _deprecated
 from .._lazy import attach as _attach
 from ..errors import unknown_name
 from ..model import Model
-from .arms import planar_2r, planar_3r, planar_nr, seed003_arm, six_axis, three_axis, zxx_arm
+from .arms import planar_2r, planar_3r, planar_nr, six_axis, three_axis, zxx_arm
 from .humanoid import humanoid
 from .quadruped import quadruped
 from .robots import iiwa14, panda, panda_urdf, ur3, ur5, ur10
@@ -28,7 +28,13 @@ if TYPE_CHECKING:
 # The mesh packages' lookup is imported on first use (kinetree._lazy).
 _LAZY = {"has_meshes": ".descriptions:has_meshes", "with_meshes": ".descriptions:with_meshes"}
 if not TYPE_CHECKING:  # type checkers read the imports above, and flag unknown names
-    __getattr__, __dir__ = _attach(__name__, _LAZY)
+    _lazy_getattr, _lazy_dir = _attach(__name__, _LAZY)
+    # Old names are served from kinetree._deprecated's table.
+    __getattr__, _old_dir = _deprecated.attributes(__name__, _lazy_getattr)
+
+    def __dir__() -> list[str]:
+        return sorted(set(_lazy_dir()) | set(_old_dir()))
+
 
 __all__ = [
     "available",
@@ -42,7 +48,6 @@ __all__ = [
     "planar_3r",
     "planar_nr",
     "quadruped",
-    "seed003_arm",
     "six_axis",
     "three_axis",
     "ur3",
@@ -81,7 +86,7 @@ def available() -> tuple[str, ...]:
 def get(name: str) -> Model:
     """The built-in model ``name`` (models are immutable, so one instance is shared)."""
     if name in RENAMED:
-        warnings.warn(f"model {name!r} is now {RENAMED[name]!r}", DeprecationWarning, stacklevel=2)
+        _deprecated.warn(f"kinetree.models.get({name!r})")
         name = RENAMED[name]
     try:
         factory = _REGISTRY[name]

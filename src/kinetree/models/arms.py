@@ -6,9 +6,7 @@ The seeds give these arms symbolically; the default lengths here are our choice
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +18,6 @@ __all__ = [
     "planar_2r",
     "planar_3r",
     "planar_nr",
-    "seed003_arm",
     "six_axis",
     "three_axis",
     "zxx_arm",
@@ -112,9 +109,3 @@ def zxx_arm(
     b.set_end_effectors("tip")
     b.metadata["zxx_arm"] = {"L": (L1, L2, L3, L4), "base": tuple(float(v) for v in base)}
     return b.build()
-
-
-def seed003_arm(*args: Any, **kwargs: Any) -> Model:
-    """Deprecated name of :func:`zxx_arm` (kept for one release)."""
-    warnings.warn("kinetree.models.seed003_arm is now zxx_arm", DeprecationWarning, stacklevel=2)
-    return zxx_arm(*args, **kwargs)

@@ -12,7 +12,7 @@ viewer wants the opposite on each point:
 What the server sends over HTTP is viser's own built page and scripts (its
 ``client/build`` folder); meshes travel over the websocket, never by URL. viser
 answers a path with a ``..`` segment (also percent-encoded) or outside that folder
-with 404; ``tests/test_viewer.py`` checks it.
+with 404; ``tests/viewer/test_viewer.py`` checks it.
 """
 
 from __future__ import annotations

@@ -13,18 +13,13 @@ One module per part of the job, in the order a clip goes through them:
 * :mod:`.saving`: :func:`save_motion` (``.npz``, ``.csv``, ``.bvh``).
 * :mod:`.dataset`: a folder of clips on several processes (:func:`retarget_folder`).
 
-Until the next release this package can also be called as the function it replaces,
-``kinetree.anim.retarget(clip, targets, ...)``, with a :class:`DeprecationWarning`: that
-is :func:`kinetree.anim.edit_by_targets` (editing a clip by IK targets, not human ->
-robot).
+Until the next release ``kinetree.anim.retarget`` can also be called as the function it
+replaces, ``kinetree.anim.retarget(clip, targets, ...)``, with a :class:`DeprecationWarning`
+(:mod:`kinetree._deprecated`): that is :func:`kinetree.anim.edit_by_targets` (editing a
+clip by IK targets, not human -> robot).
 """
 
 from __future__ import annotations
-
-import sys
-import types
-import warnings
-from typing import Any
 
 from .human_to_robot import retarget_robot
 from .joint_maps import ROBOT_MAPS, SKELETON_MAPS, RetargetMap, guess_map, make_map
@@ -46,21 +41,3 @@ __all__ = [
     "save_motion",
     "self_collision_frames",
 ]
-
-
-class _CallableForOneRelease(types.ModuleType):
-    """This package, callable as the deprecated ``kinetree.anim.retarget`` function."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        warnings.warn(
-            "kinetree.anim.retarget(clip, targets, ...) is now kinetree.anim.edit_by_targets "
-            "(kinetree.retarget is human -> robot); the old name goes in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from ..edit import edit_by_targets
-
-        return edit_by_targets(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableForOneRelease
