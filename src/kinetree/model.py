@@ -514,7 +514,7 @@ class Model:
         """``(swing, twist)`` [rad], each of shape ``(...)``, of the swing-twist limited
         ball joint ``group`` at configurations ``q`` (..., nq): the angle the bone is
         tilted from its rest direction, in [0, pi], and the turn about it, in (-pi, pi]
-        (the decomposition the solver projects with, :mod:`kinetree.ik._swing_twist`)."""
+        (the decomposition the solver projects with, :mod:`kinetree.ik.kernel._swing_twist`)."""
         from .kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE, packed
 
         if group not in self.swing_twist:

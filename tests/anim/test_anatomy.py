@@ -11,7 +11,7 @@ import kinetree
 from kinetree.anim import anatomy
 from kinetree.errors import UnsupportedError
 from kinetree.ik import Position
-from kinetree.ik.swing_twist_layout import swing_twist_angles
+from kinetree.ik.kernel.swing_twist_layout import swing_twist_angles
 
 WALK = Path(kinetree.__file__).parent / "data" / "cmu_12_01_walk.bvh"
 

@@ -19,7 +19,7 @@ from kinetree.errors import (
     UnsupportedError,
 )
 from kinetree.ik import Pose, Position
-from kinetree.ik.swing_twist_layout import swing_twist_angles
+from kinetree.ik.kernel.swing_twist_layout import swing_twist_angles
 
 WALK = Path(kinetree.__file__).parent / "data" / "cmu_12_01_walk.bvh"
 N = 24  # frames of the walk used (every 4th: 30 fps)

@@ -1,4 +1,4 @@
-"""The restarts' random numbers (splitmix64 in ``kinetree.ik._random``) are the same bits
+"""The restarts' random numbers (splitmix64 in ``kinetree.ik.kernel._random``) are the same bits
 compiled and run as Python with numpy integers (as numba's CUDA simulator runs them), and
 the Python run raises no overflow warning. The oracle is splitmix64 in Python integers."""
 
@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from kinetree.ik._random import rand01
+from kinetree.ik.kernel._random import rand01
 
 MASK = (1 << 64) - 1
 SEED = 0xDEADBEEF12345678
@@ -38,7 +38,7 @@ def test_compiled_draws_are_splitmix64() -> None:
 def test_python_draws_are_the_same_bits_without_warnings() -> None:
     code = (
         "import numpy as np\n"
-        "from kinetree.ik._random import rand01\n"
+        "from kinetree.ik.kernel._random import rand01\n"
         f"s = np.array([{SEED}], dtype=np.uint64)\n"
         f"print(repr([rand01(s) for _ in range({N})]))\n"
     )

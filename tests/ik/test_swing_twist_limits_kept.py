@@ -2,7 +2,7 @@
 ``within_limits`` checks, and every method keeps (or reports failure).
 
 The oracle for a joint's swing and twist is the solver's own decomposition
-(:func:`kinetree.ik.swing_twist_layout.swing_twist_angles`, one configuration at a time);
+(:func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_angles`, one configuration at a time);
 poses are checked through FK.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import kinetree
-from kinetree.ik.swing_twist_layout import swing_twist_angles
+from kinetree.ik.kernel.swing_twist_layout import swing_twist_angles
 
 TOL = 1e-9
 

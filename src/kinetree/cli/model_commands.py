@@ -1,4 +1,7 @@
-"""The model commands: ``models``, ``info``, ``fk``, ``ik``, ``warmup``, ``animate``."""
+"""The model commands: ``models``, ``info``, ``fk``, ``ik``, ``warmup``, ``animate``.
+
+Long because the six commands share their argument checks and output formatting.
+"""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def step_delta(
 
 #: Times an infeasible step halves what its rows ask for (a pair inside the collision
 #: margin pushed out) before it asks only "no closer", as the collision-aware IK's step
-#: does (``kinetree.ik._collide.RELAX_HALVINGS``).
+#: does (``kinetree.ik.kernel._collide.RELAX_HALVINGS``).
 RELAX_HALVINGS = 3
 
 

@@ -1,5 +1,8 @@
 """The temporal human prior: whole-body poses from a window of sparse trackers.
 
+Long because the prior, its binding to a skeleton and its two ways of running (offline
+and streamed) share one window and one fit, and are read together.
+
 A :class:`MotionPrior` is a network (:class:`~._mlp.MLP`, numpy at run time) that reads a
 window of frames of whichever of pelvis, head, hands and feet are tracked (positions,
 and the pelvis's and head's orientations when given) and guesses the current frame's
@@ -18,9 +21,6 @@ parts :func:`~kinetree.io.body_parts.find_body_parts` recognises.
 Each guess is mapped to the skeleton's configuration by the per-frame prior's fit
 (:func:`~.pose_ik.fit_placed`), warm-started from the previous frame. The guess only
 guides: a tracker meets the targets with IK (:mod:`kinetree.anim`).
-
-Long because the prior, its binding to a skeleton and its two ways of running (offline
-and streamed) share one window and one fit, and are read together.
 
 Window frames are counted at :data:`RATE` frames per second: :attr:`MotionPrior.past`
 frames of 1/30 s back, whatever the tracks' rate (frames are picked by time).

@@ -1,5 +1,8 @@
 """Homogeneous transforms in 2D (3x3) and 3D (4x4), rotations, SE(3) log/exp, pose error.
 
+Long because every rotation form and its conversions are read together, and each public
+function checks its input here, at the edge.
+
 Rotations live here, every form: matrices, axis-angle, roll-pitch-yaw, quaternions
 (products, exp/log, slerp), and three angles about given axes (Euler, Tait-Bryan,
 Davenport; :mod:`._euler`), the BVH channels.
