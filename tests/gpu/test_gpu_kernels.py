@@ -44,7 +44,7 @@ def test_gpu_kernels_take_the_cpu_step_rules():
     from kinetree.gpu import _kernels as K
     from kinetree.ik.kernel import _drivers
 
-    assert K.RULES is _drivers.RULES
+    assert K.IK.RULES is _drivers.RULES
     for method in K.GPU_METHODS:
         kernel_method = resolve({"method": method}).kernel_method
         assert kernel_method == "ccd" or kernel_method in _drivers.RULES

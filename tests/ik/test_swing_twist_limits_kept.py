@@ -13,6 +13,7 @@ import pytest
 
 import kinetree
 from kinetree.ik.kernel.swing_twist_layout import swing_twist_angles
+from kinetree.ik.method_table import TABLE
 
 TOL = 1e-9
 
@@ -76,7 +77,7 @@ def test_ik_from_an_exact_solution_stays_there(human: kinetree.Model) -> None:
         np.testing.assert_allclose(r.q, q, atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["lbfgs", "bfgs", "cg"])
+@pytest.mark.parametrize("method", [r.name for r in TABLE if r.scipy])
 def test_scipy_methods_keep_the_cones(human: kinetree.Model, method: str) -> None:
     # From a start outside the hip's cone that is already an exact solution: the start
     # may not be returned as a success.

@@ -120,6 +120,9 @@ def sample(times: np.ndarray, values: np.ndarray, interp: str, t: float, rot: bo
                 + td * (u**3 - u**2) * v[k + 1, 0]
             )
         elif rot:
+            # keys are unit quaternions by the specification: read a stored key as its unit
+            # quaternion (a writer's rounding leaves the length off by up to 1e-4)
+            a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
             d = float(np.dot(a, b))
             if d < 0.0:
                 b, d = -b, -d

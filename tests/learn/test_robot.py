@@ -264,9 +264,9 @@ def test_ik_many_stops_when_the_branches_are_exhausted(
     starts: list[int] = []
     solve_starts = seeded._solutions
 
-    def counted(model, target, frame, S, attempt, pose):  # type: ignore[no-untyped-def]
+    def counted(model, target, frame, S, attempt, pose, solve):  # type: ignore[no-untyped-def]
         starts.append(len(S))
-        return solve_starts(model, target, frame, S, attempt, pose)
+        return solve_starts(model, target, frame, S, attempt, pose, solve)
 
     monkeypatch.setattr(seeded, "_solutions", counted)
     xy = np.array([1.1, 0.7])

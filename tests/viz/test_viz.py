@@ -263,7 +263,7 @@ def test_bvh_root_translation_is_not_drawn_as_a_bone() -> None:
 
 # --- skinned meshes -------------------------------------------------------------------
 
-FBX_DATA = __import__("pathlib").Path(__file__).parent / "data" / "fbx"
+FBX_DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "fbx"
 
 
 def _skinned_clip():
