@@ -205,7 +205,7 @@ def run(
         m.ik(t, tol=TOL)
         if pl:
             pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
-    kt, ks, pt, ps, both, its, restarted = [], 0, [], 0, [], [], 0
+    kt, ks, pt, ps, both, its, restarted, pits = [], 0, [], 0, [], [], 0, []
     for t in targets:
         t0 = time.perf_counter()
         r = m.ik(t, tol=TOL)
@@ -217,6 +217,7 @@ def run(
         if pl:
             a = pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
             pt.append(a["time"])
+            pits.append(a["iters"])
             p_ok = error(m, placo_q(m, a), t) <= TOL * (1 + 1e-6)
             ps += p_ok
             if p_ok and k_ok:
@@ -234,6 +235,7 @@ def run(
         row.update(
             placo_solved=ps / n, placo_median_us=1e6 * float(np.median(pt)),
             placo_mean_us=1e6 * float(np.mean(pt)),
+            placo_iterations_median=float(np.median(pits)),
             ratio_median=float(np.median(pt) / np.median(kt)),
         )  # fmt: skip
         if both:
