@@ -126,6 +126,50 @@ def solve_plain_dict(
     return plan.solve(rows, q0, t0)
 
 
+def _plain_matrix(value: Any) -> np.ndarray | None:
+    """The 4x4 float64 array of a plain :class:`Pose` (no masks, weights or point), or
+    None (its last row is the caller's to check)."""
+    if type(value) is not Pose:
+        return None
+    T = value.T
+    if (
+        type(T) is np.ndarray
+        and T.shape == (4, 4)
+        and T.dtype is F64
+        and value.position_mask is None
+        and value.orientation_mask is None
+        and value.position_weight is None
+        and value.orientation_weight is None
+        and value.point is None
+    ):
+        return T
+    return None
+
+
+def solved_result(
+    row: np.ndarray, nq: int, T: int, iters: float, restarts: float, reach: float,
+    t0: float, frames: tuple[str, ...], method: str,
+) -> IKResult:  # fmt: skip
+    """The result of a solved result row with no collision block, built straight from
+    the row (:func:`single_result` reads any row; about a microsecond more)."""
+    it, rs = int(iters), int(restarts)
+    return IKResult(
+        row[:nq],
+        True,
+        row[nq : nq + T],
+        row[nq + T : nq + 2 * T],
+        it,
+        rs,
+        time.perf_counter() - t0,
+        converged(it, rs),
+        reach != 0.0,
+        None,
+        None,
+        frames,
+        method,
+    )
+
+
 class DictPlan:
     """Plain targets on fixed frames (a whole body's hands and feet): each call writes
     the targets' positions and rotations into rows laid out once (weights and the rest
@@ -200,20 +244,8 @@ class DictPlan:
                     return None
                 pos[i][:] = row[L.T_POS : L.T_POS + 3]
                 continue
-            if type(value) is not Pose:
-                return None
-            T = value.T
-            if not (
-                type(T) is np.ndarray
-                and T.shape == (4, 4)
-                and T.dtype is F64
-                and value.position_mask is None
-                and value.orientation_mask is None
-                and value.position_weight is None
-                and value.orientation_weight is None
-                and value.point is None
-                and T[3].tolist() == _LAST_ROW
-            ):
+            T = _plain_matrix(value)
+            if T is None or T[3].tolist() != _LAST_ROW:
                 return None
             pos[i][:] = T[:3, 3]
             rot[i][:] = T[:3, :3]
@@ -224,19 +256,8 @@ class DictPlan:
         and the same rows."""
         mats = []
         for value in target.values():
-            if type(value) is not Pose:
-                return None
-            T = value.T
-            if not (
-                type(T) is np.ndarray
-                and T.shape == (4, 4)
-                and T.dtype is F64
-                and value.position_mask is None
-                and value.orientation_mask is None
-                and value.position_weight is None
-                and value.orientation_weight is None
-                and value.point is None
-            ):
+            T = _plain_matrix(value)
+            if T is None:
                 return None
             mats.append(T)
         np.concatenate(mats, axis=0, out=self.stack)
@@ -275,23 +296,7 @@ class DictPlan:
         status, iters, restarts, _, reach, _ = row[self.info].tolist()
         if status != L.ST_OK or tpl.collision is not None:
             return single_result(tpl, row, nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
-        # Solved: the result straight from the row (as SinglePlan.solve).
-        it, rs = int(iters), int(restarts)
-        return IKResult(
-            row[:nq],
-            True,
-            row[nq : nq + T],
-            row[nq + T : nq + 2 * T],
-            it,
-            rs,
-            time.perf_counter() - t0,
-            converged(it, rs),
-            reach != 0.0,
-            None,
-            None,
-            tpl.frames,
-            tpl.method,
-        )
+        return solved_result(row, nq, T, iters, restarts, reach, t0, tpl.frames, tpl.method)
 
 
 #: The last plain dict's plan: (model, opts, frames, plan), read and replaced whole.
@@ -413,22 +418,7 @@ class SinglePlan:
         status, iters, restarts, _, reach, _ = row[self.info].tolist()
         if status != L.ST_OK or not self.plain:
             return single_result(self.tpl, row, nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
-        it, rs = int(iters), int(restarts)
-        return IKResult(
-            row[:nq],
-            True,
-            row[nq : nq + 1],
-            row[nq + 1 : nq + 2],
-            it,
-            rs,
-            time.perf_counter() - t0,
-            converged(it, rs),
-            reach != 0.0,
-            None,
-            None,
-            self.frames,
-            self.method,
-        )
+        return solved_result(row, nq, 1, iters, restarts, reach, t0, self.frames, self.method)
 
 
 #: Single-pose plans by identity: ``(id(model), id(opts), frame) -> (model, opts, plan)``.
