@@ -1,6 +1,7 @@
 """Whole-body IK beside placo: a floating base and four 6D targets (both hands, both feet).
 
-    python benchmarks/wholebody.py [--robots g1 talos] [--n 200] [--placo-python PATH]
+    python benchmarks/wholebody.py [--robots g1 talos talos-full] [--n 200] [--placo-python PATH]
+        [--targets random|easy] [--seed 0] [--scale 0.2]
 
 Robots: example-robot-data's G1 (29 DoF) and Talos (reduced), each with a free-flying
 base. Targets: the hands' and feet's poses at uniform random configurations within the
@@ -16,6 +17,12 @@ placo: ``KinematicsSolver`` with one soft frame task per effector (weights 1, 1)
 kinematics, at most ``--placo-iter`` steps; its time counts ``solve`` and
 ``update_kinematics`` only (the convergence check in Python is left out, in placo's
 favour).
+
+``--targets easy``: the targets a peer finds easy (a few iterations from the standing pose):
+joint values within ``--scale`` rad of the neutral (standing) pose, clipped to the limits,
+the base within ``--scale`` / 2 m and ``--scale`` rad of the origin; ``--seed`` draws an
+independent set. ``talos-full`` is Talos from its full URDF (``talos_full_v2.urdf``, 38 DoF
+with the base).
 """
 
 from __future__ import annotations
@@ -144,36 +151,61 @@ def error(m: kinetree.Model, q: np.ndarray, targets: dict) -> float:
     return e
 
 
-def targets_for(m: kinetree.Model, n: int, seed: int) -> list[dict]:
+#: Robots this benchmark knows beyond ROBOT_FILES: name -> file under example-robot-data.
+EXTRA_FILES = {"talos-full": "talos_data/robots/talos_full_v2.urdf"}
+
+
+def robot_file(name: str) -> Path:
+    root = example_robot_data()
+    assert root is not None
+    return root / EXTRA_FILES.get(name, ROBOT_FILES.get(name, ""))
+
+
+def targets_for(
+    m: kinetree.Model, n: int, seed: int, kind: str = "random", scale: float = 0.2
+) -> list[dict]:
+    """``n`` target sets (the first four end effectors' poses at drawn configurations)."""
+    from scipy.spatial.transform import Rotation
+
     rng = np.random.default_rng(seed)
-    qs = m.random_configuration(n, rng)
     sl = m.q_slice("root_joint")
+    if kind == "easy":
+        lo, hi = m.limits[:, 0], m.limits[:, 1]
+        qs = np.repeat(m.neutral()[None], n, axis=0)
+        moving = np.ones(m.nq, bool)
+        moving[sl] = False
+        qs[:, moving] += rng.uniform(-scale, scale, (n, int(moving.sum())))
+        qs[:, moving] = np.clip(qs[:, moving], lo[moving], hi[moving])
+        base_pos, base_ang = scale / 2, scale
+    else:
+        qs = m.random_configuration(n, rng)
+        base_pos, base_ang = 0.2, 0.5
     out = []
     for q in qs:
-        ang = rng.uniform(-0.5, 0.5, 3)
-        from scipy.spatial.transform import Rotation
-
+        ang = rng.uniform(-base_ang, base_ang, 3)
         w = Rotation.from_rotvec(ang).as_quat(scalar_first=True)
-        q[sl] = [*(m.neutral()[sl][:3] + rng.uniform(-0.2, 0.2, 3)), *w]
+        q[sl] = [*(m.neutral()[sl][:3] + rng.uniform(-base_pos, base_pos, 3)), *w]
         out.append({f: Pose(m.fk(q, f)) for f in m.end_effectors[:4]})
     return out
 
 
-def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
-    m = load_robot(name)
+def run(
+    name: str, n: int, python: str | None, max_iter: int, kind: str, seed: int, scale: float
+) -> dict:
+    m = load_robot(str(robot_file(name))) if name in EXTRA_FILES else load_robot(name)
     frames = list(m.end_effectors[:4])
-    targets = targets_for(m, n, 0)
+    targets = targets_for(m, n, seed, kind, scale)
     pl = None
     if python:
         import tempfile
 
-        urdf = geometry_free(example_robot_data() / ROBOT_FILES[name], Path(tempfile.mkdtemp()))
+        urdf = geometry_free(robot_file(name), Path(tempfile.mkdtemp()))
         pl = Placo(python, urdf, frames, max_iter)
     for t in targets[:5]:  # warm both
         m.ik(t, tol=TOL)
         if pl:
             pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
-    kt, ks, pt, ps, both, its, restarted = [], 0, [], 0, [], [], 0
+    kt, ks, pt, ps, both, its, restarted, pits = [], 0, [], 0, [], [], 0, []
     for t in targets:
         t0 = time.perf_counter()
         r = m.ik(t, tol=TOL)
@@ -185,6 +217,7 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
         if pl:
             a = pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
             pt.append(a["time"])
+            pits.append(a["iters"])
             p_ok = error(m, placo_q(m, a), t) <= TOL * (1 + 1e-6)
             ps += p_ok
             if p_ok and k_ok:
@@ -192,7 +225,7 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
     if pl:
         pl.close()
     row = {
-        "robot": name, "nv": m.nv, "n": n,
+        "robot": name, "nv": m.nv, "n": n, "targets": kind, "seed": seed, "scale": scale,
         "kinetree_solved": ks / n, "kinetree_median_us": 1e6 * float(np.median(kt)),
         "kinetree_mean_us": 1e6 * float(np.mean(kt)),
         "kinetree_iterations_median": float(np.median(its)),
@@ -202,6 +235,7 @@ def run(name: str, n: int, python: str | None, max_iter: int) -> dict:
         row.update(
             placo_solved=ps / n, placo_median_us=1e6 * float(np.median(pt)),
             placo_mean_us=1e6 * float(np.mean(pt)),
+            placo_iterations_median=float(np.median(pits)),
             ratio_median=float(np.median(pt) / np.median(kt)),
         )  # fmt: skip
         if both:
@@ -220,11 +254,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--placo-python", default=None, help="python of a venv with placo")
     ap.add_argument("--placo-iter", type=int, default=200)
+    ap.add_argument("--targets", choices=["random", "easy"], default="random")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scale", type=float, default=0.2, help="easy targets: rad (and m / 2)")
     a = ap.parse_args()
     if example_robot_data() is None:
         raise SystemExit("needs example-robot-data (pip install example-robot-data)")
     for name in a.robots:
-        row = run(name, a.n, a.placo_python, a.placo_iter)
+        row = run(name, a.n, a.placo_python, a.placo_iter, a.targets, a.seed, a.scale)
         print(json.dumps(row))
 
 

@@ -449,3 +449,28 @@ def test_dict_plan_writes_poses_into_its_rows(
         r = humanoid.ik(target, options=opts)
         np.testing.assert_array_equal(r.q, general.q)
         assert r.success == general.success
+
+
+def test_dict_plan_result_read_as_the_general_path_reads_it(humanoid: Model) -> None:
+    """A solved dict's result is built straight from the driver's row (no general
+    reading): every field but the time equals the general assembly's, unsolved ones too."""
+    opts = IKOptions(tol=1e-6)
+    targets = _whole_body_targets(humanoid, 4, 13)
+    far = dict(targets[0])
+    f0 = next(iter(far))
+    T = np.array(far[f0].T, dtype=float)
+    T[:3, 3] += 50.0  # out of reach: not solved
+    far[f0] = Pose(T)
+    humanoid.ik(targets[0], options=opts)  # the plan
+    solved = 0
+    for target in [*targets, far]:
+        general = run_problem(P.build_problem(humanoid, target, None, opts), 0.0)
+        r = humanoid.ik(target, options=opts)
+        np.testing.assert_array_equal(r.q, general.q)
+        np.testing.assert_array_equal(r.position_error, general.position_error)
+        np.testing.assert_array_equal(r.orientation_error, general.orientation_error)
+        for name in ("success", "iterations", "restarts", "message", "reachable", "frames"):
+            assert getattr(r, name) == getattr(general, name), name
+        assert r.method == general.method
+        solved += r.success
+    assert solved >= 3

@@ -126,6 +126,50 @@ def solve_plain_dict(
     return plan.solve(rows, q0, t0)
 
 
+def _plain_matrix(value: Any) -> np.ndarray | None:
+    """The 4x4 float64 array of a plain :class:`Pose` (no masks, weights or point), or
+    None (its last row is the caller's to check)."""
+    if type(value) is not Pose:
+        return None
+    T = value.T
+    if (
+        type(T) is np.ndarray
+        and T.shape == (4, 4)
+        and T.dtype is F64
+        and value.position_mask is None
+        and value.orientation_mask is None
+        and value.position_weight is None
+        and value.orientation_weight is None
+        and value.point is None
+    ):
+        return T
+    return None
+
+
+def solved_result(
+    row: np.ndarray, nq: int, T: int, iters: float, restarts: float, reach: float,
+    t0: float, frames: tuple[str, ...], method: str,
+) -> IKResult:  # fmt: skip
+    """The result of a solved result row with no collision block, built straight from
+    the row (:func:`single_result` reads any row; about a microsecond more)."""
+    it, rs = int(iters), int(restarts)
+    return IKResult(
+        row[:nq],
+        True,
+        row[nq : nq + T],
+        row[nq + T : nq + 2 * T],
+        it,
+        rs,
+        time.perf_counter() - t0,
+        converged(it, rs),
+        reach != 0.0,
+        None,
+        None,
+        frames,
+        method,
+    )
+
+
 class DictPlan:
     """Plain targets on fixed frames (a whole body's hands and feet): each call writes
     the targets' positions and rotations into rows laid out once (weights and the rest
@@ -133,7 +177,25 @@ class DictPlan:
     driver once. The rows and scratch are reused by the thread that made the plan;
     another thread gets its own (the driver runs without the GIL)."""
 
-    __slots__ = ("kernel", "kinds", "opts", "pos", "ready", "rot", "rows", "thread", "tpl", "work")
+    __slots__ = (
+        "info",
+        "kernel",
+        "kinds",
+        "mats",
+        "neutral",
+        "opts",
+        "pos",
+        "poses",
+        "ready",
+        "rot",
+        "rows",
+        "rows12",
+        "shape",
+        "stack",
+        "thread",
+        "tpl",
+        "work",
+    )  # fmt: skip
 
     def __init__(self, tpl: Template, kinds: tuple[bool, ...], opts: IKOptions) -> None:
         self.tpl, self.kinds, self.opts = tpl, kinds, opts
@@ -144,6 +206,16 @@ class DictPlan:
         self.thread = threading.get_ident()
         self.rows, self.pos, self.rot = self._rows()
         self.work = np.zeros(tpl.scratch)
+        # All poses (a whole body's hands and feet): the 4x4s are gathered into ``mats``
+        # and copied into the rows by two array assignments, not two per target.
+        self.poses = not any(kinds)
+        self.mats = np.zeros((len(kinds), 4, 4))
+        self.stack = self.mats.reshape(4 * len(kinds), 4)  # the 4x4s stacked: a view
+        self.rows12 = self.rows[0, :, L.T_POS : L.T_POS + 12]  # position, then rotation
+        nq, T = tpl.model.nq, len(kinds)
+        self.shape = (1, L.result_size(nq, T))
+        self.info = slice(L.info_offset(nq, T), L.info_offset(nq, T) + L.R_SIZE)
+        self.neutral = writable(q0_rows(tpl.model, None, 1))  # the driver only reads q0
 
     def _rows(self) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Fresh rows ``(1, T, TARGET_SIZE)`` with views of each target's position (3,)
@@ -162,6 +234,8 @@ class DictPlan:
             rows, pos, rot = self._rows()
         if len(target) != len(pos):
             return None
+        if self.poses and rows is self.rows:
+            return self._fill_poses(target)
         kinds = self.kinds
         for i, value in enumerate(target.values()):
             if kinds[i]:
@@ -170,24 +244,28 @@ class DictPlan:
                     return None
                 pos[i][:] = row[L.T_POS : L.T_POS + 3]
                 continue
-            if type(value) is not Pose:
-                return None
-            T = value.T
-            if not (
-                type(T) is np.ndarray
-                and T.shape == (4, 4)
-                and T.dtype is F64
-                and value.position_mask is None
-                and value.orientation_mask is None
-                and value.position_weight is None
-                and value.orientation_weight is None
-                and value.point is None
-                and T[3].tolist() == _LAST_ROW
-            ):
+            T = _plain_matrix(value)
+            if T is None or T[3].tolist() != _LAST_ROW:
                 return None
             pos[i][:] = T[:3, 3]
             rot[i][:] = T[:3, :3]
         return rows
+
+    def _fill_poses(self, target: dict[Any, Any]) -> np.ndarray | None:
+        """:meth:`fill` of a plan of poses only, on this thread's rows: the same checks
+        and the same rows."""
+        mats = []
+        for value in target.values():
+            T = _plain_matrix(value)
+            if T is None:
+                return None
+            mats.append(T)
+        np.concatenate(mats, axis=0, out=self.stack)
+        if self.mats[:, 3].tolist() != [_LAST_ROW] * len(mats):
+            return None
+        # Each 4x4's position column, then its rotation row by row, into the rows.
+        np.take(self.mats.reshape(len(mats), 16), _POSE_ORDER, axis=1, out=self.rows12)
+        return self.rows
 
     def solve(self, rows: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve ``rows`` (from :meth:`fill`) from ``q0`` (None: neutral)."""
@@ -198,9 +276,9 @@ class DictPlan:
             if not self.ready:  # the tiered first calls and the couplings: run's way
                 return run(tpl, rows.copy(), q0_rows(model, q0, 1), (), self.opts, t0)
         nq, T = model.nq, len(self.kinds)
-        out = np.empty((1, L.result_size(nq, T)))
+        out = np.empty(self.shape)
         work = self.work if rows is self.rows else np.zeros(tpl.scratch)
-        q = writable(q0_rows(model, q0, 1))
+        q = self.neutral if q0 is None else writable(q0_rows(model, q0, 1))
         self.kernel(
             tpl.ibuf,
             tpl.fbuf,
@@ -214,7 +292,11 @@ class DictPlan:
             0,
             1,
         )
-        return single_result(tpl, out[0], nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+        row = out[0]
+        status, iters, restarts, _, reach, _ = row[self.info].tolist()
+        if status != L.ST_OK or tpl.collision is not None:
+            return single_result(tpl, row, nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+        return solved_result(row, nq, T, iters, restarts, reach, t0, tpl.frames, tpl.method)
 
 
 #: The last plain dict's plan: (model, opts, frames, plan), read and replaced whole.
@@ -222,6 +304,9 @@ LAST_DICT: list[tuple[Any, ...]] = [(None, None, None, None)]
 #: Plans of plain dicts per model, by (frames, kinds, options).
 _DICT_PLANS: PerModel[DictPlan] = PerModel(limit=64)
 _LAST_ROW = [0.0, 0.0, 0.0, 1.0]
+#: Where a row's position and row-major rotation (``T_POS``, ``T_ROT``) sit in a flat 4x4.
+_POSE_ORDER = np.array([3, 7, 11, 0, 1, 2, 4, 5, 6, 8, 9, 10])
+assert L.T_ROT == L.T_POS + 3
 
 
 class SinglePlan:
@@ -247,6 +332,7 @@ class SinglePlan:
         "scratch",
         "seed",
         "shape",
+        "stack",
         "thread",
         "tpl",
         "work",
@@ -273,7 +359,7 @@ class SinglePlan:
         # input, not converged, a collision block) goes there.
         self.plain = tpl.collision is None
         # The driver's machine code for the one set of argument types :meth:`solve`
-        # passes (it forces them), without numba's per-call dispatch.
+        # passes (it forces them), without the compiler's per-call dispatch.
         self.call = entry(
             kernel,
             (
@@ -332,22 +418,7 @@ class SinglePlan:
         status, iters, restarts, _, reach, _ = row[self.info].tolist()
         if status != L.ST_OK or not self.plain:
             return single_result(self.tpl, row, nq, 1, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
-        it, rs = int(iters), int(restarts)
-        return IKResult(
-            row[:nq],
-            True,
-            row[nq : nq + 1],
-            row[nq + 1 : nq + 2],
-            it,
-            rs,
-            time.perf_counter() - t0,
-            converged(it, rs),
-            reach != 0.0,
-            None,
-            None,
-            self.frames,
-            self.method,
-        )
+        return solved_result(row, nq, 1, iters, restarts, reach, t0, self.frames, self.method)
 
 
 #: Single-pose plans by identity: ``(id(model), id(opts), frame) -> (model, opts, plan)``.
