@@ -307,7 +307,6 @@ def tracking_gif(path: Path, frames: int = 120) -> None:
     import dataclasses
 
     from collision import panda_paths
-
     from kinetree import geometry as geo
     from kinetree.viz import animate
 
