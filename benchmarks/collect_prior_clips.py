@@ -1,10 +1,11 @@
-"""Collect the clips the shipped ``"human"`` pose prior was trained on, and a held-out
-Daz-style clip, from git copies of their public repositories (nothing is committed here).
+"""Collect the clips the shipped ``"human"`` pose prior was trained on, held-out clips,
+and one Daz-style clip kept for the outside check, from git copies of their public
+repositories (nothing is committed here).
 
     python benchmarks/collect_prior_clips.py MIRRORS out/prior_data
     kinetree learn prior out/prior_data/train -o human.npz --every 1 --epochs 60 \
         --seed 0 --noise 0.01 --weight-decay 0.0001 --name human   # the shipped human.npz
-    python benchmarks/realism.py --extra out/prior_data/eval
+    python benchmarks/realism.py --extra out/prior_data/eval_cc
 
 ``MIRRORS`` holds one git directory per repository at ``MIRRORS/<owner>+<name>/repo``
 (or ``.../<owner>+<name>.git``; a bare clone or a clone's ``.git``): ``git clone --bare
@@ -17,9 +18,13 @@ keeps on Reallusion's ``CC_Base_`` skeleton (converted from CMU's ASF/AMC with L
 and retargeted in iClone). The temporal prior (``kinetree learn motion-prior``) also
 trains on ``train_accad/``: ACCAD's performer Male1 (69 takes: stand, walk, turn, run,
 crouch, crawl, lie down, pick up a box, skip; CC BY 3.0) as JONGGON/DeepHumanPrediction
-keeps it. Held out: ``eval_cc/`` (CMU subject 5 on the Reallusion skeleton), subjects
-2, 5, 12, 131 and every clip of tests/data (see benchmarks/realism.py), and the
-Daz-friendly CMU 02_03 below (``eval/``).
+keeps it. Held out (our evaluation): ``eval_cc/`` (CMU subject 5 on the Reallusion
+skeleton), subjects 5, 12, 131 and every clip of tests/data (see benchmarks/realism.py).
+
+Outside check only (``outside/``): the Daz-friendly CMU 02_03 below. CMU subject 2 is one of
+the captures reserved for an outside check (with ACCAD Female1 and Male2 and CMU subjects
+10, 13, 16, 60, 61, 94 and 135): never used for training or for choosing settings; run
+``realism.py --extra out/prior_data/outside`` only to take that check.
 
 CMU data: "The data used in this project was obtained from mocap.cs.cmu.edu. The
 database was created with funding from NSF EIA-0196217." Free for any use.
@@ -56,7 +61,8 @@ TRAIN = [
 EVAL_CC = [
     (*ICLONE, f"All_BVH/subjects/005/005_{t:02d}.bvh", f"005_{t:02d}.bvh", 5) for t in range(1, 21)
 ]
-EVAL = [
+#: CMU subject 2 (reserved): for the outside check only, never training or settings.
+OUTSIDE = [
     (
         *RGBD,
         "opengl_acquisition_shared_library/opengl_depth_and_color_renderer/Motions/02_03.bvh",
@@ -100,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     for folder, rows in (
         ("train", TRAIN),
         ("train_accad", accad),
-        ("eval", EVAL),
+        ("outside", OUTSIDE),
         ("eval_cc", EVAL_CC),
     ):
         (args.out / folder).mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@ skeleton; ``src/kinetree/learn/data/README.md``): CMU 05 (dance, turn step) and 
 (walk) and Xia et al.'s run and jump on the cgspeed CMU ``Hips`` skeleton
 (tests/data/mocap, tests/data/bvh), CMU 131 (bvh11's three clips) and the CMPUT414
 take (tests/data/bvh_corpus), and with ``--extra`` any folder (the Daz-style
-``hip``/``abdomen``/``lShldr`` CMU 02_03 of ``collect_prior_clips.py``).
+``hip``/``abdomen``/``lShldr`` CMU 02_03 in ``outside/`` of ``collect_prior_clips.py``:
+CMU subject 2 is reserved for the outside check, never for choosing settings).
 
 Targets come from each frame's own FK: the pelvis pose plus the positions of head,
 hands and feet (six-point setting) or head and hands (four-point setting), solved from
