@@ -9,10 +9,15 @@ multiply-adds) is one BLAS call per layer; no kernel compilation is needed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
+
+from ..errors import FileFormatError
 
 __all__ = ["MLP"]
 
@@ -78,3 +83,31 @@ class MLP:
             arrays["out_mean"],
             arrays["out_std"],
         )
+
+
+T = TypeVar("T")
+
+
+def read_saved(path: Path, what: str) -> tuple[MLP, dict[str, Any]]:
+    """The network and the metadata of a model saved as ``.npz`` (``what`` names its kind
+    in the :class:`~kinetree.errors.FileFormatError` a file that is not one raises)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(str(arrays.pop("meta")))
+        return MLP.from_saved(arrays), meta
+    except (OSError, ValueError, KeyError) as exc:
+        why = "it holds pickled Python objects" if "allow_pickle" in str(exc) else exc
+        raise FileFormatError(f"{path}: not a kinetree {what} ({why})") from None
+
+
+def cached(cache: dict[Path, tuple[float, T]], path: Path, build: Callable[[Path], T]) -> T:
+    """``build(path)``, kept in ``cache`` until the file's modification time changes."""
+    path = path.resolve()
+    mtime = path.stat().st_mtime
+    hit = cache.get(path)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    value = build(path)
+    cache[path] = (mtime, value)
+    return value

@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import FileFormatError, InvalidValueError, ShapeError, unknown_name
 from ..model import Model
 from ._body import BodyLayout
-from ._mlp import MLP
+from ._mlp import MLP, cached, read_saved
 from ._motion_body import (
     N_OUT,
     ROT_ROLES,
@@ -178,19 +178,15 @@ _CACHE: dict[Path, tuple[float, MotionPrior]] = {}
 
 
 def _load(path: Path) -> MotionPrior:
-    path = path.resolve()
-    mtime = path.stat().st_mtime
-    hit = _CACHE.get(path)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
+    return cached(_CACHE, path, _read)
+
+
+def _read(path: Path) -> MotionPrior:
+    mlp, meta = read_saved(path, "motion prior")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        meta = json.loads(str(arrays.pop("meta")))
-        mlp = MLP.from_saved(arrays)
         past = tuple(int(s) for s in meta["past_steps"])
         future = tuple(int(s) for s in meta["future_steps"])
-    except (OSError, ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise FileFormatError(f"{path}: not a kinetree motion prior ({exc})") from None
     n_in = n_features(len(past) + len(future))
     if mlp.weights[0].shape[0] != n_in or mlp.weights[-1].shape[1] != N_OUT:
@@ -198,9 +194,7 @@ def _load(path: Path) -> MotionPrior:
             f"{path}: a network of {mlp.weights[0].shape[0]} inputs and "
             f"{mlp.weights[-1].shape[1]} outputs; its window needs {n_in} and {N_OUT}"
         )
-    prior = MotionPrior(mlp, past, future, meta)
-    _CACHE[path] = (mtime, prior)
-    return prior
+    return MotionPrior(mlp, past, future, meta)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from .._cache import PerModel
 from ..errors import FileFormatError, InvalidValueError, unknown_name
 from ..model import Model
 from ._body import N_INPUTS, OUTPUT_ROLES, BodyLayout, mirror_inputs, mirror_outputs
-from ._mlp import MLP
+from ._mlp import MLP, cached, read_saved
 
 __all__ = ["FORMAT_VERSION", "SHIPPED", "PosePrior", "layout_of", "load_prior"]
 
@@ -129,19 +129,11 @@ _CACHE: dict[Path, tuple[float, PosePrior]] = {}
 
 
 def _load(path: Path) -> PosePrior:
-    path = path.resolve()
-    mtime = path.stat().st_mtime
-    hit = _CACHE.get(path)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        meta = json.loads(str(arrays.pop("meta")))
-        mlp = MLP.from_saved(arrays)
-    except (OSError, ValueError, KeyError) as exc:
-        why = "it holds pickled Python objects" if "allow_pickle" in str(exc) else exc
-        raise FileFormatError(f"{path}: not a kinetree pose prior ({why})") from None
+    return cached(_CACHE, path, _read)
+
+
+def _read(path: Path) -> PosePrior:
+    mlp, meta = read_saved(path, "pose prior")
     n_out = 3 * len(OUTPUT_ROLES)
     if mlp.weights[0].shape[0] != N_INPUTS or mlp.weights[-1].shape[1] != n_out:
         raise FileFormatError(
@@ -149,6 +141,4 @@ def _load(path: Path) -> PosePrior:
             f"{mlp.weights[-1].shape[1]} outputs; this kinetree reads priors of {N_INPUTS} "
             f"and {n_out}"
         )
-    prior = PosePrior(mlp, meta)
-    _CACHE[path] = (mtime, prior)
-    return prior
+    return PosePrior(mlp, meta)
