@@ -13,10 +13,13 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0  # CPU wheel first: kinetree[learn] trains with it, tests check its inference
 	$(BIN)/pip install -q -e ".[dev]"
-	$(BIN)/kinetree warmup  # compile the kernels once, so no first call waits
 	touch $(STAMP)
 
+# Compile the kernels once (cached on disk; seconds when they are), so no first call waits.
+WARMUP := $(BIN)/kinetree warmup --jobs 2
+
 demo: $(STAMP)
+	$(WARMUP)
 	$(BIN)/python examples/00_demo.py
 
 lint: $(STAMP)
@@ -24,10 +27,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/mypy
 
-test: lint
+# The kernels compile (two processes) while mypy reads the types: a fresh clone's
+# first `make test` spends most of its time in the compiler.
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+	$(WARMUP) & warm=$$!; $(BIN)/mypy; typed=$$?; wait $$warm && exit $$typed
 	$(BIN)/python -m pytest -n 2 tests
 
 bench: $(STAMP)
+	$(WARMUP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/realism.py  # sparse full-body IK on held-out mocap, with and without the prior
 	$(BIN)/python benchmarks/motion.py  # tracking clips and streams from sparse points (docs/characters.md)
@@ -82,6 +91,7 @@ bench-diffik: $(STAMP)
 
 test-interop: $(STAMP)
 	$(BIN)/pip install -q example-robot-data dm-control gymnasium-robotics
+	$(WARMUP)
 	KINETREE_INTEROP=1 $(BIN)/python -m pytest -q tests/interop
 
 # The viewer in headless Chromium (Debian's chromium, installed when missing; playwright
@@ -91,10 +101,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 test-browser: $(STAMP)
 	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 	$(BIN)/pip install -q -e ".[viewer,meshes,formats]" "playwright>=1.40"
+	$(WARMUP)
 	KINETREE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser
 
 # The long fuzz campaign (>= 20,000 mutated URDF/BVH/MJCF/DH inputs; docs/fuzz.md).
 fuzz: $(STAMP)
+	$(WARMUP)
 	$(BIN)/python benchmarks/fuzz.py --cases 20000 --seed 0 --jobs 2 --out out/fuzz --minimize
 
 clean:

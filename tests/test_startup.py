@@ -273,3 +273,15 @@ def test_warmup_covers_the_whole_body_driver(monkeypatch: pytest.MonkeyPatch) ->
     targets = {f: kinetree.Pose(body.fk(q, f)) for f in body.end_effectors[:4]}
     r = body.ik(targets, q0=q, max_iter=0)  # starts on target: solved by FK alone
     assert r.success and np.all(r.position_error <= 1e-6)
+
+
+def test_warmup_in_two_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kinetree warmup --jobs 2`` (the Makefile's): this process compiles the arm's
+    kernels without the bodies', a second process compiles the bodies' and must end
+    cleanly; ``jobs < 1`` is refused."""
+    seen = []
+    monkeypatch.setattr(W, "_warm", lambda methods, verbose, bodies=True: seen.append(bodies))
+    W.warmup(("auto",), verbose=False, jobs=2)
+    assert seen == [False]
+    with pytest.raises(kinetree.errors.InvalidValueError, match="jobs"):
+        W.warmup(("auto",), verbose=False, jobs=0)

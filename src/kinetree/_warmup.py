@@ -9,6 +9,7 @@ collision-aware IK and the one-step differential IK.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -18,16 +19,27 @@ from ._compile import TIERED_ENV
 __all__ = ["warmup"]
 
 
-def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
+def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True, jobs: int = 1) -> float:
     """Compile the kernels of FK, Jacobians and IK with ``methods`` (a tuple of
     :data:`kinetree.ik.METHODS`; default the ``auto`` method) ahead of use; returns
-    the seconds it took."""
+    the seconds it took.
+
+    ``jobs=2`` compiles the bodies' kernels (whole-body driver, collisions, the
+    commands') in a second process while this one compiles the arm's: the compiler runs
+    on one core, so two cores take about half the time."""
+    if jobs < 1:
+        from .errors import InvalidValueError
+
+        raise InvalidValueError(f"jobs must be at least 1, got {jobs}")
     t0 = time.perf_counter()
     # Compile here and now: the tiered start would hand the solves to the interpreter.
     tiered = os.environ.get(TIERED_ENV)
     os.environ[TIERED_ENV] = "0"
     try:
-        _warm(methods, verbose)
+        if jobs > 1 and "auto" in methods:
+            _warm_beside(methods, verbose)
+        else:
+            _warm(methods, verbose)
     finally:
         if tiered is None:
             os.environ.pop(TIERED_ENV, None)
@@ -36,7 +48,34 @@ def warmup(methods: tuple[str, ...] = ("auto",), verbose: bool = True) -> float:
     return time.perf_counter() - t0
 
 
-def _warm(methods: tuple[str, ...], verbose: bool) -> None:
+def _warm_beside(methods: tuple[str, ...], verbose: bool) -> None:
+    """The arm's kernels here, the bodies' in a child process at the same time."""
+    from .errors import KinetreeError
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kinetree._warmup", "bodies", "1" if verbose else "0"],
+        env=dict(os.environ, **{TIERED_ENV: "0"}),
+    )
+    try:
+        _warm(methods, verbose, bodies=False)
+    except BaseException:
+        child.terminate()
+        child.wait()
+        raise
+    if child.wait() != 0:
+        raise KinetreeError(f"kinetree warmup: the bodies' compile exited {child.returncode}")
+
+
+def _warm_bodies(verbose: bool) -> None:
+    """The kernels of bodies and commands (the second half of :func:`_warm`)."""
+    from .loading import load
+
+    _warm_whole_body(verbose)
+    _warm_collision(verbose)
+    _warm_commands(load("panda"), verbose)
+
+
+def _warm(methods: tuple[str, ...], verbose: bool, bodies: bool = True) -> None:
     import numpy as np
 
     from .ik.method_table import KERNEL_METHODS
@@ -58,9 +97,8 @@ def _warm(methods: tuple[str, ...], verbose: bool) -> None:
     if "auto" in methods:
         model.ik(T[:20])
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
-        _warm_whole_body(verbose)
-        _warm_collision(verbose)
-        _warm_commands(model, verbose)
+        if bodies:
+            _warm_bodies(verbose)
 
 
 def _warm_commands(model: Any, verbose: bool) -> None:
@@ -126,3 +164,8 @@ def _warm_collision(verbose: bool) -> None:
     limits = [diffik.ConfigurationLimit(), diffik.CollisionAvoidanceLimit([ball], margin=0.01)]
     task = diffik.FrameTask("tip", arm.fk(q, "tip"), position_cost=1.0, orientation_cost=0.0)
     diffik.solve_step(arm, q, [task, diffik.PostureTask(cost=1e-3)], dt=0.01, limits=limits)
+
+
+if __name__ == "__main__":  # the second process of ``warmup(jobs=2)``
+    if sys.argv[1:2] == ["bodies"]:
+        _warm_bodies(verbose=sys.argv[2:3] == ["1"])

@@ -372,13 +372,16 @@ def warmup_cmd(
     all_methods: Annotated[
         bool, typer.Option("--all", help="Every IK method, not only the default (auto).")
     ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Processes compiling at once (one per core).")
+    ] = 1,
 ) -> None:
     """Compile kinetree's kernels now (once per machine; cached on disk), so that the
     first FK and IK calls of later processes do not wait for the compiler."""
     from .._warmup import warmup
 
     methods = tuple(r.name for r in TABLE if r.kind != CLOSED_FORM) if all_methods else ("auto",)
-    seconds = warmup(methods)
+    seconds = warmup(methods, jobs=jobs)
     typer.echo(f"kinetree kernels ready ({seconds:.1f} s)")
 
 
