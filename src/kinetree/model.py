@@ -55,6 +55,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .collision.robot import DistanceResult, ObstacleLike
+    from .equality import Equality
     from .geometry import Geometry
     from .ik.result import IKResult
     from .ik.targets import Target
@@ -216,6 +217,9 @@ class Model:
     #: character file (glTF, USD, FBX) gives them; kinematics never reads them (default:
     #: none). Drawn by the viewer, deformed by :func:`kinetree.io.skin.deform`.
     skins: tuple[Skin, ...] = ()
+    #: Closed chains (:class:`kinetree.equality.Equality`: MJCF ``connect`` and ``weld``
+    #: equalities): pairs of frames IK keeps together; FK never reads them (default: none).
+    equalities: tuple[Equality, ...] = ()
 
     def __post_init__(self) -> None:
         for attr in (

@@ -59,8 +59,14 @@ What becomes what:
   become IK couplings (:attr:`Model.couplings`): both joints keep their coordinate in
   ``q`` (``q`` stays ``qpos``), IK moves the source and writes the tied joint, so every
   IK result satisfies them. Nonlinear or inactive ones are not enforced (an
-  :class:`MJCFWarning` says so). Tendons and other equality constraints are ignored,
-  with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
+  :class:`MJCFWarning` says so).
+- Closed chains, ``<equality><connect>`` and ``<weld>`` (between bodies or sites), become
+  :class:`~kinetree.equality.Equality` records on :attr:`Model.equalities` (inactive ones
+  too, marked so). FK reads the tree as it is; IK keeps the active ones as constraints of
+  the highest priority (:mod:`kinetree.ik.methods.closed_chains`; methods that cannot
+  refuse them). A weld with ``torquescale="0"`` keeps no turn and becomes a connect.
+  Tendons and the other equality constraints (``tendon``, ``flex``, ``distance``) are
+  ignored, with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
   the like are never looked at.
 
 MuJoCo refuses a moving body without mass or inertia, which matters to simulation only:
@@ -80,6 +86,7 @@ skipped). MuJoCo's own compiler warnings come as
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -93,6 +100,7 @@ from typing import Any
 import numpy as np
 
 from ..builder import ModelBuilder
+from ..equality import Equality
 from ..errors import (
     FileFormatError,
     InvalidValueError,
@@ -112,7 +120,8 @@ INSTALL_HINT = "pip install kinetree[mjcf]"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH, _SDF = range(9)
 _GEOM_NAMES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
-_EQ_JOINT = 2
+_EQ_CONNECT, _EQ_WELD, _EQ_JOINT = 0, 1, 2
+_OBJ_SITE = 6  # mjtObj: an equality between sites (else between bodies)
 _EQ_NAMES = ("connect", "weld", "joint", "tendon", "flex", "flexvert", "flexstrain", "distance")
 #: Groups MuJoCo's viewer draws by default: a colliding geom in one of them is also visual.
 _DRAWN_GROUPS = (0, 1, 2)
@@ -477,7 +486,9 @@ def from_mujoco(
     _check_qpos_order(m, model, names, where)
     # The builder clips the neutral pose into the limits; MuJoCo's qpos0 may lie outside
     # a joint's range (a hinge's ref, or 0 out of range): keep qpos0 as it is.
-    return model.with_options(q_neutral=np.array(m.qpos0, dtype=float))
+    model = model.with_options(q_neutral=np.array(m.qpos0, dtype=float))
+    loops = _closed_chains(m, names)
+    return dataclasses.replace(model, equalities=loops) if loops else model
 
 
 def _add_body_joints(
@@ -581,6 +592,51 @@ def _check_qpos_order(m: Any, model: Model, names: _Names, where: str) -> None:
 # --- equality constraints and tendons ------------------------------------------------------
 
 
+def _closed_chains(m: Any, names: _Names) -> tuple[Equality, ...]:
+    """Every ``connect`` and ``weld`` equality as an :class:`~kinetree.equality.Equality`,
+    read as MuJoCo's ``mj_instantiateEquality`` reads ``eq_data``: between bodies, a
+    connect's points are ``data[0:3]`` in body 1 and ``data[3:6]`` in body 2 (the compiler
+    fills the second from ``qpos0``), a weld's are ``data[3:6]`` in body 1 and ``data[0:3]``
+    in body 2 with ``R_body1 @ quat(data[6:10]) == R_body2``; between sites, the site
+    frames themselves (points 0, no turn). A weld whose ``torquescale`` is 0 keeps no
+    turn: it is kept as a connect."""
+    out = []
+    eq_names = _names_of(m, m.name_eqadr, m.neq)
+    for e in range(m.neq):
+        kind = int(m.eq_type[e])
+        if kind not in (_EQ_CONNECT, _EQ_WELD):
+            continue
+        o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        data = np.array(m.eq_data[e], dtype=float)
+        sites = int(m.eq_objtype[e]) == _OBJ_SITE
+        frames = (
+            (names.sites[o1], names.sites[o2]) if sites else (names.bodies[o1], names.bodies[o2])
+        )
+        weld = kind == _EQ_WELD and float(data[10]) != 0.0
+        rotation = np.eye(3)
+        if sites:
+            p1 = p2 = np.zeros(3)
+        elif kind == _EQ_CONNECT:
+            p1, p2 = data[0:3], data[3:6]
+        else:
+            p1, p2 = data[3:6], data[0:3]
+            if weld:
+                rotation = _pose(np.zeros(3), data[6:10], "weld relpose")[:3, :3]
+        out.append(
+            Equality(
+                "weld" if weld else "connect",
+                frames[0],
+                frames[1],
+                point1=p1,
+                point2=p2,
+                rotation=rotation,
+                active=bool(m.eq_active0[e]),
+                name=eq_names[e],
+            )
+        )
+    return tuple(out)
+
+
 def _joint_equalities(m: Any, names: _Names) -> list[dict[str, Any]]:
     out = []
     for e in range(m.neq):
@@ -643,7 +699,7 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
     eq_names = _names_of(m, m.name_eqadr, m.neq)
     for e in range(m.neq):
         kind = int(m.eq_type[e])
-        if kind != _EQ_JOINT:
+        if kind not in (_EQ_JOINT, _EQ_CONNECT, _EQ_WELD):
             label = eq_names[e] or f"#{e}"
             what = _EQ_NAMES[kind] if kind < len(_EQ_NAMES) else "other"
             ignored.append(f"{what} equality {label}")
