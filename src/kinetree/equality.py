@@ -19,13 +19,17 @@ Two kinds, as MuJoCo defines them:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InvalidValueError
 
-__all__ = ["EQUALITY_KINDS", "Equality", "violation"]
+if TYPE_CHECKING:
+    from .model import Model
+
+__all__ = ["EQUALITY_KINDS", "Equality", "violations"]
 
 #: The kinds of :class:`Equality`.
 EQUALITY_KINDS = ("connect", "weld")
@@ -91,15 +95,19 @@ class Equality:
         )
 
 
-def violation(T1: np.ndarray, T2: np.ndarray, eq: Equality) -> tuple[float, float]:
-    """``(gap [m], turn [rad])`` of ``eq`` with ``frame1`` at world pose ``T1`` and
-    ``frame2`` at ``T2`` (4x4): the distance between the two points and, for a weld, the
-    angle of ``R1 @ rotation @ R2^T`` (0 for a connect)."""
-    p1 = T1[:3, :3] @ eq.point1 + T1[:3, 3]
-    p2 = T2[:3, :3] @ eq.point2 + T2[:3, 3]
-    gap = float(np.linalg.norm(p1 - p2))
-    if eq.kind == "connect":
-        return gap, 0.0
-    E = T1[:3, :3] @ eq.rotation @ T2[:3, :3].T
-    sin = 0.5 * float(np.linalg.norm([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]]))
-    return gap, float(np.arctan2(sin, (np.trace(E) - 1.0) / 2.0))
+def violations(model: Model, q: ArrayLike) -> np.ndarray:
+    """``(n, 2)``: for each of ``model.equalities`` (inactive ones too), its gap [m]
+    (the distance between its two points) and, for a weld, its turn [rad] (the angle of
+    ``R1 @ rotation @ R2^T``; 0 for a connect) at the configuration ``q`` (nq)."""
+    out = np.zeros((len(model.equalities), 2))
+    for i, eq in enumerate(model.equalities):
+        T1 = model.fk(q, eq.frame1)
+        T2 = model.fk(q, eq.frame2)
+        p1 = T1[:3, :3] @ eq.point1 + T1[:3, 3]
+        p2 = T2[:3, :3] @ eq.point2 + T2[:3, 3]
+        out[i, 0] = np.linalg.norm(p1 - p2)
+        if eq.kind == "weld":
+            E = T1[:3, :3] @ eq.rotation @ T2[:3, :3].T
+            s = 0.5 * np.linalg.norm([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
+            out[i, 1] = np.arctan2(s, (np.trace(E) - 1.0) / 2.0)
+    return out
