@@ -69,9 +69,11 @@ What becomes what:
   ignored, with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
   the like are never looked at.
 
-MuJoCo refuses a moving body without mass or inertia, which matters to simulation only:
-such a file is compiled again with tiny lower bounds (``<compiler boundmass
-boundinertia>``, which change no pose) and loads with an :class:`MJCFWarning`.
+MuJoCo refuses a moving body without mass or inertia, an inertia that breaks the
+triangle inequality, or a mesh without volume whose inertia it would compute, all of
+which matter to simulation only: such a file is compiled again with tiny lower bounds
+(``<compiler boundmass boundinertia balanceinertia>``; meshes as shells for the volume
+error), which change no pose, and loads with an :class:`MJCFWarning`.
 
 Errors: every one is a :class:`~kinetree.errors.KinetreeError`:
 :class:`~kinetree.errors.FileFormatError` for a missing file and for what MuJoCo's
@@ -201,6 +203,12 @@ def load_mjcf(
 #: file is compiled again with these lower bounds [kg, kg m^2] (``<compiler boundmass
 #: boundinertia>``), which change no pose.
 _BOUND_MASS, _BOUND_INERTIA = 1e-9, 1e-12
+#: MuJoCo's compiler errors about masses and inertias alone, which kinematics never read.
+_INERTIA_ERRORS = (
+    "mass and inertia of moving bodies",
+    "mesh volume is too small",
+    "inertia must satisfy",
+)
 
 
 def _compile(mujoco: Any, text: str | None, source: str) -> Any:
@@ -215,23 +223,27 @@ def _compile(mujoco: Any, text: str | None, source: str) -> Any:
             return mujoco.MjModel.from_xml_string(text)
         return mujoco.MjModel.from_xml_path(source)
     except Exception as exc:  # MuJoCo raises ValueError with its compiler's message
-        if "mass and inertia of moving bodies" not in str(exc) or not hasattr(mujoco, "MjSpec"):
+        if not any(e in str(exc) for e in _INERTIA_ERRORS) or not hasattr(mujoco, "MjSpec"):
             raise refused(exc) from None
         first = exc
-    m = _compile_with_bounds(mujoco, text, source)
+    m = _compile_with_bounds(mujoco, text, source, shells="mesh volume" in str(first))
     if m is None:
         raise refused(first)
     warnings.warn(
         f"{source}: MuJoCo would not simulate this file ({' '.join(str(first).split())}); "
-        "kinetree loaded its kinematics, which masses do not change",
+        "kinetree loaded its kinematics, which masses and inertias do not change (the masses "
+        "in model.inertials come from a relaxed compile: lower bounds, balanced inertias"
+        f"{', meshes as shells' if 'mesh volume' in str(first) else ''})",
         MJCFWarning,
         stacklevel=3,
     )
     return m
 
 
-def _compile_with_bounds(mujoco: Any, text: str | None, source: str) -> Any:
-    """The model compiled with the mass bounds, or None when MuJoCo still refuses it."""
+def _compile_with_bounds(mujoco: Any, text: str | None, source: str, shells: bool) -> Any:
+    """The model compiled with the mass bounds and balanced inertias (and, with
+    ``shells``, every mesh's inertia from its surface: a flat or open mesh has no volume),
+    or None when MuJoCo still refuses it."""
     if text is not None:
         parsers = [lambda: mujoco.MjSpec.from_string(text)]
     else:
@@ -249,6 +261,10 @@ def _compile_with_bounds(mujoco: Any, text: str | None, source: str) -> Any:
             spec = parse()
             spec.compiler.boundmass = max(float(spec.compiler.boundmass), _BOUND_MASS)
             spec.compiler.boundinertia = max(float(spec.compiler.boundinertia), _BOUND_INERTIA)
+            spec.compiler.balanceinertia = True
+            if shells:
+                for mesh in spec.meshes:
+                    mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
             return spec.compile()
         except Exception:
             continue

@@ -689,7 +689,7 @@ def _installed_robot_dirs() -> list[Path]:
         spec = importlib.util.find_spec("pybullet_data")
     except (ImportError, ValueError):
         spec = None
-    out += [Path(loc) for loc in (spec.submodule_search_locations or []) if spec]
+    out += [Path(loc) for loc in ((spec.submodule_search_locations or []) if spec else [])]
     return [d for d in out if d.is_dir()]
 
 
