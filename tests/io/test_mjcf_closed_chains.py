@@ -101,13 +101,13 @@ def test_ik_keeps_a_four_bar_closed():
     m, d = _mujoco(xml)
     tip0 = model.fk(model.neutral(), "tip")[:3, 3]
     for dx in (0.05, -0.05, 0.1):  # the tip moves on a curve: ask for its x only
-        r = model.ik(kinetree.Position(tip0 + [dx, 0.0, 0.0], mask=[1, 0, 0]), "tip")
+        r = model.ik(kinetree.Position(tip0 + np.array([dx, 0.0, 0.0]), mask=[1, 0, 0]), "tip")
         assert r.success, r.message
         assert abs(model.fk(r.q, "tip")[0, 3] - tip0[0] - dx) <= 1e-6
         assert np.max(np.abs(_efc(m, d, r.q))) <= 1e-6
     # The same target on the open tree breaks the linkage.
     open_tree = dataclasses.replace(model, equalities=())
-    r = open_tree.ik(kinetree.Position(tip0 + [0.1, 0.0, 0.0], mask=[1, 0, 0]), "tip")
+    r = open_tree.ik(kinetree.Position(tip0 + np.array([0.1, 0.0, 0.0]), mask=[1, 0, 0]), "tip")
     assert r.success and np.max(np.abs(_efc(m, d, r.q))) > 1e-3
 
 
@@ -134,7 +134,7 @@ def test_inactive_equalities_are_recorded_and_ignored():
     (eq,) = model.equalities
     assert not eq.active
     tip0 = model.fk(model.neutral(), "tip")[:3, 3]
-    target = kinetree.Position(tip0 + [0.1, 0.0, 0.0], mask=[1, 0, 0])
+    target = kinetree.Position(tip0 + np.array([0.1, 0.0, 0.0]), mask=[1, 0, 0])
     r = model.ik(target, "tip", method="pinv")  # no refusal: nothing to keep
     assert r.success
     assert violations(model, r.q)[0, 0] > 1e-3  # the loop was not kept
