@@ -153,3 +153,23 @@ def test_names_that_are_taken_are_refused() -> None:
         free.with_floating_base()
     twice = free.with_floating_base(joint="base2", root="ground")
     assert twice.nq == free.nq + 7
+
+
+def test_one_naming_rule_for_a_free_base() -> None:
+    """``Model.with_floating_base`` and ``kinetree.anim.free_base`` name the new root the
+    same way ("world", else "world_1"...) and refuse a taken joint name alike."""
+    from kinetree.anim import free_base
+
+    b = ModelBuilder("taken", root="world")
+    b.add_joint("j", "world", "link", "revolute", axis=(0, 0, 1))
+    model = b.build()
+    assert model.with_floating_base().node_names[0] == "world_1"
+    assert free_base(model).node_names[0] == "world_1"
+    with pytest.raises(kinetree.InvalidValueError, match="already a frame or joint"):
+        model.with_floating_base(root="world")  # a root asked for by name
+    b = ModelBuilder("taken_joint", root="base")
+    b.add_joint("root_joint", "base", "link", "revolute", axis=(0, 0, 1))
+    clash = b.build()
+    for add in (clash.with_floating_base, lambda: free_base(clash)):
+        with pytest.raises(kinetree.InvalidValueError, match="already a frame or joint"):
+            add()

@@ -30,6 +30,8 @@ def as_array(
         a = x if type(x) is np.ndarray else np.asarray(x)
         if a.dtype.kind == "c":  # the imaginary part would be dropped with a warning
             raise InvalidValueError(f"{name} must be real numbers, got complex values")
+        if a.dtype.kind == "O":  # numpy would read None as NaN: say what and where
+            _refuse_non_numbers(a, name)
         a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # Overflow: an int past 1.8e308
         if isinstance(exc, InvalidValueError):
@@ -42,6 +44,17 @@ def as_array(
     if finite and not np.all(np.isfinite(a)):
         raise InvalidValueError(f"{name} contains NaN or inf")
     return a
+
+
+def _refuse_non_numbers(a: np.ndarray, name: str) -> None:
+    """Raise naming the first entry of the object array ``a`` that is None, a string or
+    another non-number (numpy would turn None into NaN and report NaN)."""
+    for idx in np.ndindex(a.shape):
+        v = a[idx]
+        if v is None or isinstance(v, (str, bytes)):
+            where = f"[{', '.join(map(str, idx))}]" if idx else ""
+            what = "None" if v is None else repr(v)
+            raise InvalidValueError(f"{name}{where} is {what}, not a number")
 
 
 def _within(a: np.ndarray, b: np.ndarray, tol: float) -> bool:

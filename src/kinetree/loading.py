@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 from ._validate import check_bool
 from .errors import FileFormatError, InvalidValueError, UnknownNameError, UnsupportedError
 from .io._files import as_path, xml_root
+from .io.robot_packages import ROBOT_FILES, robot_file
 from .model import Model
 
 if TYPE_CHECKING:
@@ -229,8 +230,9 @@ def _supported() -> str:
         names.setdefault(fmt.name, []).append(suffix)
     files = ", ".join(f"{name} ({', '.join(s)})" for name, s in names.items())
     return (
-        f"kinetree loads {files}, DH tables (kinetree.io.from_dh) and the built-in models "
-        f"({', '.join(models.available())})"
+        f"kinetree loads {files}, DH tables (kinetree.io.from_dh), the built-in models "
+        f"({', '.join(models.available())}) and, by name, the robots of example-robot-data "
+        f"({', '.join(ROBOT_FILES)})"
     )
 
 
@@ -242,7 +244,10 @@ def load(
     floating_base: bool = False,
     srdf: str | os.PathLike[str] | None = None,
 ) -> Model:
-    """A built-in model by name (see ``kinetree.models.available()``) or a file.
+    """A built-in model by name (see ``kinetree.models.available()``), a robot of
+    example-robot-data by name (``"g1"``, ``"h1"``, ``"talos"``:
+    :data:`kinetree.io.robot_packages.ROBOT_FILES`, the names :func:`kinetree.retarget`
+    takes), or a file.
 
     Files (:data:`FORMATS`): ``.urdf`` (through yourdfpy), ``.xacro`` (expanded by
     xacrodoc, the ``xacro`` extra, with xacro ``args``; see
@@ -290,6 +295,10 @@ def load(
         _unused(args, package_dirs, f"the built-in model {name_or_path!r}")
         built = models.get(name_or_path)
         return built.with_floating_base() if floating_base else built
+    if isinstance(name_or_path, str) and name_or_path in ROBOT_FILES:
+        _unused(args, None, f"robot {name_or_path!r}")
+        path = robot_file(name_or_path)
+        return _read(_URDF, path, ".urdf", None, package_dirs, floating_base)
     p = as_path(
         name_or_path,
         f"load needs a built-in model name ({', '.join(models.available())}) or the path "
@@ -321,7 +330,8 @@ def load(
         )
     raise UnknownNameError(
         f"model {str(name_or_path)!r} not found; built-in models are: "
-        f"{', '.join(models.available())} (or pass a path to a {_suffixes(' or ')} file)"
+        f"{', '.join(models.available())}; robots from example-robot-data: "
+        f"{', '.join(ROBOT_FILES)} (or pass a path to a {_suffixes(' or ')} file)"
     )
 
 

@@ -55,6 +55,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .collision.robot import DistanceResult, ObstacleLike
+    from .equality import Equality
     from .geometry import Geometry
     from .ik.result import IKResult
     from .ik.targets import Target
@@ -216,6 +217,9 @@ class Model:
     #: character file (glTF, USD, FBX) gives them; kinematics never reads them (default:
     #: none). Drawn by the viewer, deformed by :func:`kinetree.io.skin.deform`.
     skins: tuple[Skin, ...] = ()
+    #: Closed chains (:class:`kinetree.equality.Equality`: MJCF ``connect`` and ``weld``
+    #: equalities): pairs of frames IK keeps together; FK never reads them (default: none).
+    equalities: tuple[Equality, ...] = ()
 
     def __post_init__(self) -> None:
         for attr in (
@@ -835,19 +839,27 @@ class Model:
                 return str(name)
         return None
 
-    def with_floating_base(self, joint: str = "root_joint", root: str = "world") -> Model:
+    def with_floating_base(self, joint: str = "root_joint", root: str | None = None) -> Model:
         """This model with a free base: a new root frame ``root`` (the world, at the
         identity) and a free joint ``joint`` (7 coordinates ``{joint}_x, _y, _z, _qw,
         _qx, _qy, _qz``, first in ``q``) to the old root, placed where the old root was
         at the neutral base pose. A fixed-root robot then moves as a whole: whole-body
-        IK, retargeting. Raises :class:`~kinetree.errors.InvalidValueError` when the
-        names are taken.
+        IK, retargeting. The one naming rule (``kinetree.anim.free_base`` keeps it too):
+        ``root=None`` is ``"world"``, or ``"world_1"``, ``"world_2"``... where the model
+        has a frame or joint of that name; a ``joint``, or a ``root`` given by name,
+        that is taken raises :class:`~kinetree.errors.InvalidValueError`.
 
         The one way kinetree adds a free base: ``load(..., floating_base=True)`` (URDF,
         xacro, built-in models) calls it; :attr:`floating_base` then names the joint
         (and ``metadata["floating_base"]`` records it)."""
         import dataclasses
 
+        if root is None:
+            taken = set(self.node_names) | set(self.joint_names) | set(self.joint_groups)
+            root, k = "world", 0
+            while root in taken:
+                k += 1
+                root = f"world_{k}"
         for what, name in (("joint", joint), ("root", root)):
             if not isinstance(name, str) or not name:
                 raise InvalidValueError(f"with_floating_base: {what} must be a name, got {name!r}")

@@ -821,3 +821,17 @@ def test_root_with_an_offset_sits_at_its_channels(tmp_path: Path) -> None:
 def test_positions_option_is_checked(sample: Path) -> None:
     with pytest.raises(InvalidValueError, match=r"positions must be 'replace'.*or 'add'"):
         read_bvh(sample, positions="absolute")
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+def test_line_endings_of_every_platform(ending: str, tmp_path: Path) -> None:
+    """A BVH file with classic Mac OS line ends (a lone CR) or Windows ones reads as the
+    same file with LF ends."""
+    source = DATA / "bvh_test1.bvh"
+    text = source.read_bytes().decode("utf-8").replace("\r\n", "\n")
+    p = tmp_path / "ends.bvh"
+    p.write_bytes(text.replace("\n", ending).encode("utf-8"))
+    want, got = read_bvh(source), read_bvh(p)
+    assert got.model.joint_names == want.model.joint_names
+    assert got.frame_time == want.frame_time
+    np.testing.assert_array_equal(got.q, want.q)

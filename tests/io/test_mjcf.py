@@ -451,3 +451,26 @@ def test_linear_joint_equalities_hold_in_every_ik_result(tmp_path: Path, method:
             solved += 1
             assert np.linalg.norm(model.fk(r.q, "tip")[:3, 3] - target.xyz) <= 1e-6
     assert solved >= 8
+
+
+def test_a_mesh_without_volume_loads_with_a_warning() -> None:
+    """MuJoCo refuses a mesh whose volume it cannot take for an inertia ("mesh volume is
+    too small"), which kinematics never read: kinetree loads the file, says so, and its FK
+    is MuJoCo's for the same file with the mesh's inertia taken from its surface."""
+    text = """<mujoco model="flat"><asset>
+      <mesh name="sheet" vertex="0 0 0  1 0 0  0 1 0  0 0 1" face="0 1 2  0 2 1"/></asset>
+      <worldbody><body name="a" pos="0 0 1"><joint name="j" axis="0 1 0"/>
+        <geom type="mesh" mesh="sheet"/>
+        <body name="b" pos="0.5 0 0"><joint name="k"/><geom size="0.1"/><site name="tip"/>
+        </body></body></worldbody></mujoco>"""
+    with pytest.raises(ValueError, match="mesh volume is too small"):
+        mujoco.MjModel.from_xml_string(text)
+    with pytest.warns(MJCFWarning, match="would not simulate"):
+        model = load_mjcf(text)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.meshes[0].inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    for seed in range(3):
+        q = random_qpos(m, np.random.default_rng(seed))
+        assert max(fk_errors(model, m, d, q).values()) < TOL

@@ -254,6 +254,10 @@ def ik(
         return model.ik(target, frame, q0=q0, options=options, **kwargs)
     t0 = time.perf_counter()
     opts = _options(options, kwargs)
+    if model.equalities:
+        from ..ik.methods.closed_chains import check_closed_chains
+
+        check_closed_chains(model, "IK on the GPU (device=)")
     cuda = cuda_runtime()
     on_gpu = is_gpu_array(target)
     if on_gpu and model.couplings:

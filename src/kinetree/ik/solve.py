@@ -122,6 +122,12 @@ def _solve(
         from .relative import relative_to_base
 
         target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
+    if model.equalities and any(e.active for e in model.equalities):
+        from .methods.closed_chains import solve_closed_chains
+
+        if opts.pin:
+            target, frame = _with_pins(model, target, frame, q0, opts.pin)
+        return solve_closed_chains(model, target, frame, opts, q0, t0)
     if type(target) is np.ndarray and target.shape == (4, 4):
         plan = None
         if frame is None or type(frame) is str:
@@ -254,7 +260,9 @@ def solve_all(
     ``base``: the target is given in that frame; every joint moves in a closed form, so
     no joint may move the base (:mod:`kinetree.ik.relative`)."""
     from .methods.analytic import solve_all as _solve_all
+    from .methods.closed_chains import check_closed_chains
 
+    check_closed_chains(model, "ik_all (closed forms)")
     if options:
         raise InvalidValueError(f"ik_all takes no options, got: {', '.join(options)}")
     if base is not None:

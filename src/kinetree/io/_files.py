@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import FileFormatError, InvalidValueError
+from ..errors import FileFormatError, InvalidValueError, UnsupportedError
 
 __all__ = ["as_path", "decode_xml", "write_text", "xml_root"]
 
@@ -25,12 +25,18 @@ _BOMS = (
 _DECLARED = re.compile(rb"""^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 
+#: A URL (``https://``, ``file://``, ``s3://``...): a path would fold its ``//`` into ``/``.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
 def as_path(value: object, what: str) -> Path:
     """``value`` (a ``str`` or ``os.PathLike`` of ``str``) as a Path.
 
     Anything else (None, a number, bytes, a list) raises
     :class:`~kinetree.errors.InvalidValueError` whose message starts with ``what``
-    (which says what is allowed) and names the type received.
+    (which says what is allowed) and names the type received; so does an empty (or
+    blank) path, which ``Path`` would read as the current folder. A URL raises
+    :class:`~kinetree.errors.UnsupportedError` with the URL as given.
     """
     if isinstance(value, (str, os.PathLike)):
         try:
@@ -40,6 +46,13 @@ def as_path(value: object, what: str) -> Path:
         if isinstance(text, str):
             if "\0" in text:
                 raise InvalidValueError(f"{what}; got a path with a NUL character: {text!r}")
+            if not text.strip():
+                raise InvalidValueError(f"{what}; got an empty path {text!r}")
+            if _URL.match(text):
+                raise UnsupportedError(
+                    f"{text!r} is a URL; kinetree reads and writes local files only: download "
+                    "it first and pass the file's path"
+                )
             return Path(text)
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."

@@ -651,7 +651,8 @@ def _read_lines(path: Path) -> list[str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    return [ln.rstrip("\r") for ln in text.split("\n")]
+    # Line ends as written: CR LF (Windows), LF, or a lone CR (classic Mac OS exporters).
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _check_lengths(

@@ -59,13 +59,21 @@ What becomes what:
   become IK couplings (:attr:`Model.couplings`): both joints keep their coordinate in
   ``q`` (``q`` stays ``qpos``), IK moves the source and writes the tied joint, so every
   IK result satisfies them. Nonlinear or inactive ones are not enforced (an
-  :class:`MJCFWarning` says so). Tendons and other equality constraints are ignored,
-  with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
+  :class:`MJCFWarning` says so).
+- Closed chains, ``<equality><connect>`` and ``<weld>`` (between bodies or sites), become
+  :class:`~kinetree.equality.Equality` records on :attr:`Model.equalities` (inactive ones
+  too, marked so). FK reads the tree as it is; IK keeps the active ones as constraints of
+  the highest priority (:mod:`kinetree.ik.methods.closed_chains`; methods that cannot
+  refuse them). A weld with ``torquescale="0"`` keeps no turn and becomes a connect.
+  Tendons and the other equality constraints (``tendon``, ``flex``, ``distance``) are
+  ignored, with one :class:`MJCFWarning` listing them. Actuators, sensors, contacts, inertias and
   the like are never looked at.
 
-MuJoCo refuses a moving body without mass or inertia, which matters to simulation only:
-such a file is compiled again with tiny lower bounds (``<compiler boundmass
-boundinertia>``, which change no pose) and loads with an :class:`MJCFWarning`.
+MuJoCo refuses a moving body without mass or inertia, an inertia that breaks the
+triangle inequality, or a mesh without volume whose inertia it would compute, all of
+which matter to simulation only: such a file is compiled again with tiny lower bounds
+(``<compiler boundmass boundinertia balanceinertia>``; meshes as shells for the volume
+error), which change no pose, and loads with an :class:`MJCFWarning`.
 
 Errors: every one is a :class:`~kinetree.errors.KinetreeError`:
 :class:`~kinetree.errors.FileFormatError` for a missing file and for what MuJoCo's
@@ -80,6 +88,7 @@ skipped). MuJoCo's own compiler warnings come as
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -93,6 +102,7 @@ from typing import Any
 import numpy as np
 
 from ..builder import ModelBuilder
+from ..equality import Equality
 from ..errors import (
     FileFormatError,
     InvalidValueError,
@@ -112,7 +122,8 @@ INSTALL_HINT = "pip install kinetree[mjcf]"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH, _SDF = range(9)
 _GEOM_NAMES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
-_EQ_JOINT = 2
+_EQ_CONNECT, _EQ_WELD, _EQ_JOINT = 0, 1, 2
+_OBJ_SITE = 6  # mjtObj: an equality between sites (else between bodies)
 _EQ_NAMES = ("connect", "weld", "joint", "tendon", "flex", "flexvert", "flexstrain", "distance")
 #: Groups MuJoCo's viewer draws by default: a colliding geom in one of them is also visual.
 _DRAWN_GROUPS = (0, 1, 2)
@@ -192,6 +203,12 @@ def load_mjcf(
 #: file is compiled again with these lower bounds [kg, kg m^2] (``<compiler boundmass
 #: boundinertia>``), which change no pose.
 _BOUND_MASS, _BOUND_INERTIA = 1e-9, 1e-12
+#: MuJoCo's compiler errors about masses and inertias alone, which kinematics never read.
+_INERTIA_ERRORS = (
+    "mass and inertia of moving bodies",
+    "mesh volume is too small",
+    "inertia must satisfy",
+)
 
 
 def _compile(mujoco: Any, text: str | None, source: str) -> Any:
@@ -206,23 +223,27 @@ def _compile(mujoco: Any, text: str | None, source: str) -> Any:
             return mujoco.MjModel.from_xml_string(text)
         return mujoco.MjModel.from_xml_path(source)
     except Exception as exc:  # MuJoCo raises ValueError with its compiler's message
-        if "mass and inertia of moving bodies" not in str(exc) or not hasattr(mujoco, "MjSpec"):
+        if not any(e in str(exc) for e in _INERTIA_ERRORS) or not hasattr(mujoco, "MjSpec"):
             raise refused(exc) from None
         first = exc
-    m = _compile_with_bounds(mujoco, text, source)
+    m = _compile_with_bounds(mujoco, text, source, shells="mesh volume" in str(first))
     if m is None:
         raise refused(first)
     warnings.warn(
         f"{source}: MuJoCo would not simulate this file ({' '.join(str(first).split())}); "
-        "kinetree loaded its kinematics, which masses do not change",
+        "kinetree loaded its kinematics, which masses and inertias do not change (the masses "
+        "in model.inertials come from a relaxed compile: lower bounds, balanced inertias"
+        f"{', meshes as shells' if 'mesh volume' in str(first) else ''})",
         MJCFWarning,
         stacklevel=3,
     )
     return m
 
 
-def _compile_with_bounds(mujoco: Any, text: str | None, source: str) -> Any:
-    """The model compiled with the mass bounds, or None when MuJoCo still refuses it."""
+def _compile_with_bounds(mujoco: Any, text: str | None, source: str, shells: bool) -> Any:
+    """The model compiled with the mass bounds and balanced inertias (and, with
+    ``shells``, every mesh's inertia from its surface: a flat or open mesh has no volume),
+    or None when MuJoCo still refuses it."""
     if text is not None:
         parsers = [lambda: mujoco.MjSpec.from_string(text)]
     else:
@@ -240,6 +261,10 @@ def _compile_with_bounds(mujoco: Any, text: str | None, source: str) -> Any:
             spec = parse()
             spec.compiler.boundmass = max(float(spec.compiler.boundmass), _BOUND_MASS)
             spec.compiler.boundinertia = max(float(spec.compiler.boundinertia), _BOUND_INERTIA)
+            spec.compiler.balanceinertia = True
+            if shells:
+                for mesh in spec.meshes:
+                    mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
             return spec.compile()
         except Exception:
             continue
@@ -477,7 +502,9 @@ def from_mujoco(
     _check_qpos_order(m, model, names, where)
     # The builder clips the neutral pose into the limits; MuJoCo's qpos0 may lie outside
     # a joint's range (a hinge's ref, or 0 out of range): keep qpos0 as it is.
-    return model.with_options(q_neutral=np.array(m.qpos0, dtype=float))
+    model = model.with_options(q_neutral=np.array(m.qpos0, dtype=float))
+    loops = _closed_chains(m, names)
+    return dataclasses.replace(model, equalities=loops) if loops else model
 
 
 def _add_body_joints(
@@ -581,6 +608,51 @@ def _check_qpos_order(m: Any, model: Model, names: _Names, where: str) -> None:
 # --- equality constraints and tendons ------------------------------------------------------
 
 
+def _closed_chains(m: Any, names: _Names) -> tuple[Equality, ...]:
+    """Every ``connect`` and ``weld`` equality as an :class:`~kinetree.equality.Equality`,
+    read as MuJoCo's ``mj_instantiateEquality`` reads ``eq_data``: between bodies, a
+    connect's points are ``data[0:3]`` in body 1 and ``data[3:6]`` in body 2 (the compiler
+    fills the second from ``qpos0``), a weld's are ``data[3:6]`` in body 1 and ``data[0:3]``
+    in body 2 with ``R_body1 @ quat(data[6:10]) == R_body2``; between sites, the site
+    frames themselves (points 0, no turn). A weld whose ``torquescale`` is 0 keeps no
+    turn: it is kept as a connect."""
+    out = []
+    eq_names = _names_of(m, m.name_eqadr, m.neq)
+    for e in range(m.neq):
+        kind = int(m.eq_type[e])
+        if kind not in (_EQ_CONNECT, _EQ_WELD):
+            continue
+        o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        data = np.array(m.eq_data[e], dtype=float)
+        sites = int(m.eq_objtype[e]) == _OBJ_SITE
+        frames = (
+            (names.sites[o1], names.sites[o2]) if sites else (names.bodies[o1], names.bodies[o2])
+        )
+        weld = kind == _EQ_WELD and float(data[10]) != 0.0
+        rotation = np.eye(3)
+        if sites:
+            p1 = p2 = np.zeros(3)
+        elif kind == _EQ_CONNECT:
+            p1, p2 = data[0:3], data[3:6]
+        else:
+            p1, p2 = data[3:6], data[0:3]
+            if weld:
+                rotation = _pose(np.zeros(3), data[6:10], "weld relpose")[:3, :3]
+        out.append(
+            Equality(
+                "weld" if weld else "connect",
+                frames[0],
+                frames[1],
+                point1=p1,
+                point2=p2,
+                rotation=rotation,
+                active=bool(m.eq_active0[e]),
+                name=eq_names[e],
+            )
+        )
+    return tuple(out)
+
+
 def _joint_equalities(m: Any, names: _Names) -> list[dict[str, Any]]:
     out = []
     for e in range(m.neq):
@@ -643,7 +715,7 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
     eq_names = _names_of(m, m.name_eqadr, m.neq)
     for e in range(m.neq):
         kind = int(m.eq_type[e])
-        if kind != _EQ_JOINT:
+        if kind not in (_EQ_JOINT, _EQ_CONNECT, _EQ_WELD):
             label = eq_names[e] or f"#{e}"
             what = _EQ_NAMES[kind] if kind < len(_EQ_NAMES) else "other"
             ignored.append(f"{what} equality {label}")

@@ -488,7 +488,7 @@ def _to_model(
         model = b.build()
     # The one way to a free base (the same node layout as every other loader's).
     if floating_base:
-        return model.with_floating_base(FLOATING_BASE_JOINT, _floating_root(link_set))
+        return model.with_floating_base(FLOATING_BASE_JOINT)  # its root: "world" or world_1...
     return model
 
 
@@ -552,16 +552,6 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
             )
             continue
         b.set_velocity_limit(name, v)
-
-
-def _floating_root(links: set[str]) -> str:
-    """The name of the root link ``floating_base=True`` adds: :data:`FLOATING_BASE_ROOT`,
-    or ``world_1``, ``world_2``, ... (the first that no link of the file has)."""
-    name, k = FLOATING_BASE_ROOT, 0
-    while name in links:
-        k += 1
-        name = f"{FLOATING_BASE_ROOT}_{k}"
-    return name
 
 
 def _listing(names: list[str], limit: int = 60) -> str:
@@ -685,33 +675,22 @@ def _package_dirs(value: object) -> list[Path]:
 
 
 def _installed_robot_dirs() -> list[Path]:
-    """Robot folders of installed description packages (found without importing them)."""
-    import importlib.metadata
+    """Robot folders of installed description packages (found without importing them):
+    example-robot-data's (:func:`~kinetree.io.robot_packages.example_robot_data`, and the
+    folder two above it, since some files name ``package://example-robot-data/robots/...``)
+    and pybullet_data's."""
     import importlib.util
-    import sys
 
-    out: list[Path] = []
-    for module, sub in (("example_robot_data", "robots"), ("pybullet_data", "")):
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            spec = None
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            d = Path(loc) / sub if sub else Path(loc)
-            if d.is_dir():
-                out.append(d)
-    # example-robot-data's wheel (a cmeel package) puts its robots under a share folder.
-    shares = [Path(sys.prefix) / "share" / "example-robot-data" / "robots"]
+    from .robot_packages import example_robot_data
+
+    robots = example_robot_data()
+    out = [] if robots is None else [robots, robots.parent.parent]
     try:
-        dist = importlib.metadata.distribution("example-robot-data")
-        shares.insert(
-            0, Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-        )
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    # The folder above too: some files name ``package://example-robot-data/robots/...``.
-    out += [e for d in shares if d.is_dir() for e in (d, d.parent.parent)]
-    return out
+        spec = importlib.util.find_spec("pybullet_data")
+    except (ImportError, ValueError):
+        spec = None
+    out += [Path(loc) for loc in ((spec.submodule_search_locations or []) if spec else [])]
+    return [d for d in out if d.is_dir()]
 
 
 class _Finder:

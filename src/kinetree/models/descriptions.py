@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.metadata
 import logging
 import warnings
 from dataclasses import dataclass
@@ -44,17 +43,15 @@ class Description:
 
     Attributes:
         distribution: the PyPI distribution that installs the package.
-        file: the URDF, relative to the distribution's data folder ``root``.
+        file: the URDF, relative to example-robot-data's robots folder.
         anchor: the URDF link at the built-in model's base frame.
         joints: the URDF joints, in the order of the built-in model's ``q``.
-        root: the folder of the distribution's files that ``file`` is relative to.
     """
 
     distribution: str
     file: str
     anchor: str
     joints: tuple[str, ...]
-    root: str = "cmeel.prefix/share/example-robot-data/robots"
 
 
 _PANDA = Description(
@@ -88,15 +85,15 @@ DESCRIPTIONS: dict[str, Description] = {
 
 def description_file(name: str) -> Path | None:
     """The installed URDF with the meshes of built-in model ``name``; None when the model
-    has no known description or its package is not installed."""
+    has no known description or its package is not installed (found by
+    :func:`kinetree.io.robot_packages.example_robot_data`, the one finder)."""
+    from ..io.robot_packages import example_robot_data
+
     desc = DESCRIPTIONS.get(name)
-    if desc is None:
+    robots = example_robot_data() if desc is not None else None
+    if desc is None or robots is None:
         return None
-    try:
-        dist = importlib.metadata.distribution(desc.distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    path = Path(str(dist.locate_file(f"{desc.root}/{desc.file}")))
+    path = robots / desc.file
     return path if path.is_file() else None
 
 

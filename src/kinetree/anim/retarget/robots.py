@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import os
 from pathlib import Path
 
 import numpy as np
 
-from ...errors import FileFormatError, InvalidValueError, UnknownNameError
+from ...errors import InvalidValueError, UnknownNameError
+from ...io.robot_packages import ROBOT_FILES
 from ...model import Model
 from ...spatial import matrix_to_quaternion
 
@@ -34,12 +34,6 @@ __all__ = [
 
 #: Name of the free joint :func:`free_base` adds.
 FREE_JOINT = "root_joint"
-#: Robots found in the example-robot-data package: name -> file under its robots folder.
-ROBOT_FILES = {
-    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
-    "h1": "h1_description/urdf/h1.urdf",
-    "talos": "talos_data/robots/talos_reduced.urdf",
-}
 
 
 def has_free_base(model: Model) -> bool:
@@ -55,7 +49,8 @@ def free_joint_of(model: Model) -> str | None:
 
 def free_base(model: Model) -> Model:
     """``model`` with a free base: a new fixed root ``"world"`` (``"world_1"``... if
-    taken) and a free joint :data:`FREE_JOINT` from it to the old root.
+    taken) and a free joint :data:`FREE_JOINT` from it to the old root (the names and
+    the error when :data:`FREE_JOINT` is taken are :meth:`Model.with_floating_base`'s).
 
     Built by :meth:`Model.with_floating_base` (the one way to add a floating base), with
     one difference of convention: the old root's placement in its model moves from the
@@ -69,32 +64,12 @@ def free_base(model: Model) -> Model:
         raise InvalidValueError(f"free_base takes a Model, got {type(model).__name__}")
     if has_free_base(model):
         return model
-    names = set(model.node_names) | set(model.joint_names) | set(model.joint_groups)
-    if FREE_JOINT in names:
-        raise InvalidValueError(
-            f"model {model.name!r} already has a joint or frame named {FREE_JOINT!r}, the "
-            "name of the free joint free_base adds; rename it first"
-        )
-    world, k = "world", 0
-    while world in names:
-        k += 1
-        world = f"world_{k}"
     T0 = model.origin[0]
     origin = model.origin.copy()
     origin[0] = np.eye(4)
-    free = dataclasses.replace(model, origin=origin).with_floating_base(FREE_JOINT, world)
+    free = dataclasses.replace(model, origin=origin).with_floating_base(FREE_JOINT)
     base_q = np.concatenate([T0[:3, 3], matrix_to_quaternion(T0[:3, :3])])
     return dataclasses.replace(free, q_neutral=np.concatenate([base_q, model.q_neutral]))
-
-
-def example_robot_data() -> Path | None:
-    """The robots folder of the example-robot-data package, or None if absent."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    robots = Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-    return robots if robots.is_dir() else None
 
 
 def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
@@ -112,15 +87,7 @@ def load_robot(robot: str | os.PathLike[str] | Model) -> Model:
     if isinstance(robot, Model):
         return free_base(robot)
     if isinstance(robot, str) and robot in ROBOT_FILES:
-        root = example_robot_data()
-        path = None if root is None else root / ROBOT_FILES[robot]
-        if path is None or not path.exists():
-            raise FileFormatError(
-                f"robot {robot!r} comes from the example-robot-data package"
-                + (" (not installed)" if root is None else f", which has no {ROBOT_FILES[robot]}")
-                + "; `pip install example-robot-data`, or pass the robot's URDF file"
-            )
-        return load(path, floating_base=True)
+        return load(robot, floating_base=True)
     if isinstance(robot, str) and robot in models.available():
         return free_base(models.get(robot))
     if isinstance(robot, (str, os.PathLike)) and Path(robot).suffix:
