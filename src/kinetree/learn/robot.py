@@ -375,7 +375,7 @@ def _learned_columns(model: Model, frame: str, active: Any) -> np.ndarray:
         cols = np.nonzero(model.active_mask(active))[0]
         if cols.size == 0:
             raise InvalidValueError("active= names no joint: nothing to learn")
-    if np.any(model.quaternion_mask[cols]):
+    if np.any(model.qv.quaternion_mask[cols]):
         raise UnsupportedError(
             "learned IK samples one-number coordinates (revolute, prismatic); leave the "
             "quaternion (ball or free) joints out of active="
