@@ -122,6 +122,8 @@ MOVED: dict[str, tuple[str, str]] = {
         _N,
     ),
     "kinetree.anim.retarget(clip, targets, ...)": ("kinetree.anim:edit_by_targets", _N),
+    # One meaning per CLI letter: -t is a target position (ik, animate), -f a frame.
+    "kinetree view --target/-t": ("kinetree view --frame/-f", _N),
 }
 
 
