@@ -214,8 +214,8 @@ class QVMaps:
         nq = len(model.joint_names)
         nv = nq - len(ball_nodes)
         quat = np.zeros(nq, dtype=bool)
-        for k in ball_nodes:
-            quat[q_index[k] : q_index[k] + 4] = True
+        for b in ball_nodes.tolist():
+            quat[q_index[b] : q_index[b] + 4] = True
         # DoF each coordinate opens: one for a plain coordinate, three at a quaternion's qw.
         opens = (~quat).astype(np.int64)
         starts = q_index[ball_nodes]
@@ -522,11 +522,13 @@ class Model:
         return dofs, nodes
 
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
-        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``
-        (:func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_angles`)."""
-        from .ik.kernel.swing_twist_layout import swing_twist_angles
-
-        return swing_twist_angles(self, q, group)
+        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at one
+        configuration ``q`` (nq,): :meth:`cone_angles` of one configuration."""
+        qa = as_array(q, "q", (self.nq,))
+        if qa.shape != (self.nq,):
+            raise ShapeError(f"q must have shape ({self.nq},), got {qa.shape}")
+        swing, twist = self.cone_angles(qa, group)
+        return float(swing), float(twist)
 
     def cone_angles(self, q: ArrayLike, group: str) -> tuple[np.ndarray, np.ndarray]:
         """``(swing, twist)`` [rad], each of shape ``(...)``, of the swing-twist limited

@@ -356,7 +356,7 @@ def train_ik(
         width,
         conditions,
     )
-    info = {
+    info: dict[str, Any] = {
         "samples": samples,
         "steps": steps,
         "batch": batch,

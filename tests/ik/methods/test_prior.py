@@ -111,3 +111,9 @@ def test_solve_takes_device_as_model_ik_does(humanoid) -> None:
         kinetree.ik.solve(humanoid, np.eye(4), base="pelvis", device="cuda")
     with pytest.raises(UnsupportedError, match="base"):
         humanoid.ik(np.eye(4), base="pelvis", device="cuda")
+
+
+def test_a_gpu_solve_refuses_a_prior_rather_than_ignore_it(humanoid) -> None:
+    tg = _targets(humanoid, humanoid.neutral())
+    with pytest.raises(UnsupportedError, match="prior= and seeds= choose starts on the CPU"):
+        humanoid.ik(tg, prior="human", device="cuda")

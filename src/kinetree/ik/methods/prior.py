@@ -38,7 +38,7 @@ def prior_of(prior: Any) -> IKPrior:
 
         loaded: IKPrior = load_prior(prior)
         return loaded
-    return prior  # type: ignore[no-any-return]
+    return prior
 
 
 def _as_targets(target: Any, frame: str | None) -> dict[str, Any]:
@@ -74,7 +74,9 @@ def solve_with_prior(
             f"configuration of {model.name!r}"
         )
     plain = dataclasses.replace(opts, prior=None)
-    result = solve(model, targets, q0=q_start, options=dataclasses.replace(plain, rest=q_start))
+    result = solve(
+        model, targets, q0=q_start, options=dataclasses.replace(plain, rest=tuple(q_start.tolist()))
+    )
     if not np.all(result.success):
         # The rest pull must never cost the targets: from the same start without it.
         retry = solve(model, targets, q0=q_start, options=plain)
