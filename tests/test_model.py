@@ -520,3 +520,67 @@ def test_axis_aligned_to_round_off_is_snapped() -> None:
     m = b.build()
     np.testing.assert_array_equal(m.axis[1], [0.0, -1.0, 0.0])
     assert kinetree.kinematics.packed(m)[1][1, 3] == -2  # the -y shortcut in the kernels
+
+
+# --- the public surface (issue 33: one attribute for the q/v maps) -------------------------------
+
+#: Model's public methods and properties (its dataclass fields aside): 51 on the main branch
+#: before the q/v maps went behind ``Model.qv``; a new one is added here on purpose.
+MEMBERS = (
+    "active_mask ancestors chain children com com_jacobian cone_angles difference distance dof "
+    "fk fk_all floating_base frame_index frame_names group_nodes ik ik_all ik_many in_collision "
+    "integrate jacobian joint_indices length_scale manipulability max_velocity moves n_nodes "
+    "neutral normalize nq nv q_slice qv random_configuration sampling_bounds swing_twist_angles "
+    "total_mass with_floating_base with_options within_limits"
+).split()
+
+
+def test_model_public_members_are_these() -> None:
+    fields = {f.name for f in dataclasses.fields(kinetree.Model)}
+    public = sorted(n for n in dir(kinetree.Model) if not n.startswith("_") and n not in fields)
+    assert public == MEMBERS
+    assert len(public) == 41
+    # Every public name a user meets on the class (fields with defaults included).
+    assert len([n for n in dir(kinetree.Model) if not n.startswith("_")]) == 45 < 53
+
+
+@pytest.mark.parametrize(
+    "old",
+    ["ball_nodes", "quaternion_mask", "v_q", "q_v", "v_index", "v_names", "dof_node", "dof_type"],
+)
+def test_the_moved_maps_warn_and_give_the_new_ones(old: str) -> None:
+    m = kinetree.load("humanoid").with_floating_base()
+    with pytest.warns(DeprecationWarning, match=rf"Model\.{old} moved to kinetree\.Model\.qv"):
+        got = getattr(m, old)
+    new = getattr(m.qv, old)
+    assert got is new
+
+
+def test_the_moved_functions_warn_and_answer_as_before() -> None:
+    m = kinetree.load("humanoid").with_floating_base()
+    with pytest.warns(DeprecationWarning, match="v_of_coordinates"):
+        got = m.v_indices("root_joint")
+    np.testing.assert_array_equal(got, np.arange(6))
+    with pytest.warns(DeprecationWarning, match="qv.v_of_coordinates"):
+        np.testing.assert_array_equal(m.v_of_coordinates([3]), [3, 4, 5])
+    with pytest.raises(AttributeError, match="no_such_member"):
+        m.no_such_member  # noqa: B018
+
+
+def test_qv_maps_agree_with_integrate() -> None:
+    """The maps, checked against the manifold step they serve: a unit motion along a
+    plain DoF moves exactly the coordinate ``v_q`` names; along a quaternion's DoF, the
+    four coordinates ``quaternion_mask`` marks."""
+    m = kinetree.load("humanoid").with_floating_base()
+    q = m.random_configuration(rng=0)
+    assert len(m.qv.v_names) == m.nv and len(m.qv.q_v) == m.nq
+    for v in range(m.nv):
+        step = np.zeros(m.nv)
+        step[v] = 0.1
+        moved = np.flatnonzero(np.abs(m.integrate(q, step) - q) > 1e-12)
+        if m.qv.v_q[v] >= 0:
+            assert moved.tolist() == [m.qv.v_q[v]]
+            assert m.qv.q_v[m.qv.v_q[v]] == v
+        else:
+            assert set(moved) <= set(np.flatnonzero(m.qv.quaternion_mask))
+            assert m.qv.dof_type[v] == kinetree.JointType.BALL

@@ -102,7 +102,28 @@ MOVED: dict[str, tuple[str, str]] = {
         "kinetree.ik.kernel.swing_twist_layout:swing_twist_layout",
         _N,
     ),
+    # Model's q/v maps behind one attribute, Model.qv (issue 33); served by Model.__getattr__.
+    **{
+        f"kinetree.Model.{name}": (f"kinetree.Model.qv.{name}", _N)
+        for name in (
+            "ball_nodes",
+            "quaternion_mask",
+            "v_q",
+            "q_v",
+            "v_index",
+            "v_names",
+            "v_of_coordinates",
+            "dof_node",
+            "dof_type",
+        )
+    },
+    "kinetree.Model.v_indices": (
+        "kinetree.Model.qv.v_of_coordinates(model.joint_indices(names))",
+        _N,
+    ),
     "kinetree.anim.retarget(clip, targets, ...)": ("kinetree.anim:edit_by_targets", _N),
+    # One meaning per CLI letter: -t is a target position (ik, animate), -f a frame.
+    "kinetree view --target/-t": ("kinetree view --frame/-f", _N),
 }
 
 

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from .ik.targets import Target
     from .io.skin import Skin
 
-__all__ = ["JOINT_TYPES", "IKTarget", "JointType", "Model"]
+__all__ = ["JOINT_TYPES", "IKTarget", "JointType", "Model", "QVMaps"]
 
 #: What :meth:`Model.ik` accepts as a target: a pose ``(4, 4)`` or a batch ``(..., 4, 4)``
 #: [m], a :class:`~kinetree.ik.Position`, :class:`~kinetree.ik.Orientation`,
@@ -118,6 +118,28 @@ def _random_quaternions(n: int, max_angle: float, gen: np.random.Generator) -> n
     return np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=-1)
 
 
+#: Members of :class:`Model` that moved (old name -> new place on the model), each an
+#: entry of :data:`kinetree._deprecated.MOVED` (``kinetree.Model.<old>``), served with a
+#: warning by ``Model.__getattr__``.
+_MOVED_MEMBERS = {
+    **{
+        name: f"qv.{name}"
+        for name in (
+            "ball_nodes",
+            "quaternion_mask",
+            "v_q",
+            "q_v",
+            "v_index",
+            "v_names",
+            "v_of_coordinates",
+            "dof_node",
+            "dof_type",
+        )
+    },
+    "v_indices": "qv.v_of_coordinates",
+    "swing_twist_layout": "swing_twist_layout",
+}
+
 #: Slack [rad] of the swing-twist checks (:meth:`Model.within_limits`): the solver's
 #: projection puts a joint on its cone to about 1e-12 rad, and that must count as inside.
 SWING_TWIST_SLACK = 1e-10
@@ -150,6 +172,102 @@ def _swing_twist_of(
     twist = np.where(twist <= -np.pi, twist + 2.0 * np.pi, twist)
     swing = 2.0 * np.arctan2(np.linalg.norm(v - p[..., None] * bone, axis=-1), n)
     return swing, twist
+
+
+@dataclass(frozen=True, eq=False)
+class QVMaps:
+    """The maps between a model's coordinates ``q`` (``nq``) and its motions ``v``
+    (``nv``): :attr:`Model.qv`. They differ by one per quaternion (ball) node, which
+    reads four coordinates and moves with three DoF.
+
+    Attributes:
+        ball_nodes: node indices of the quaternion (ball) nodes, in tree order.
+        quaternion_mask: ``(nq,)``, True for the four coordinates of every quaternion.
+        v_q: ``(nv,)``, the coordinate each DoF moves one-to-one, or -1 for the three
+            angular DoF of a quaternion joint.
+        q_v: ``(nq,)``, the DoF of each coordinate; for the four coordinates of a
+            quaternion, the first of its three angular DoF.
+        v_index: ``(n_nodes,)``, the first DoF of each node's coordinate (its Jacobian
+            column), -1 for nodes without one; mimic nodes share their source's.
+        v_names: names of the DoF (Jacobian columns): a coordinate's name, and for the
+            angular DoF of a quaternion joint ``{joint}_wx``, ``_wy``, ``_wz``.
+        dof_node: ``(nv,)``, the node each DoF drives directly (not through a mimic
+            relation), the first such node in tree order, or -1 when only mimic joints
+            use it.
+        dof_type: ``(nv,)``, the :class:`JointType` of each DoF (revolute, prismatic or
+            ball).
+    """
+
+    ball_nodes: np.ndarray
+    quaternion_mask: np.ndarray
+    v_q: np.ndarray
+    q_v: np.ndarray
+    v_index: np.ndarray
+    v_names: tuple[str, ...]
+    dof_node: np.ndarray
+    dof_type: np.ndarray
+
+    @classmethod
+    def of(cls, model: Model) -> QVMaps:
+        """The maps of ``model`` (read-only arrays)."""
+        jt, q_index = model.joint_type, model.q_index
+        ball_nodes = np.nonzero((jt == JointType.BALL) & (q_index >= 0))[0].astype(np.int64)
+        nq = len(model.joint_names)
+        nv = nq - len(ball_nodes)
+        quat = np.zeros(nq, dtype=bool)
+        for b in ball_nodes.tolist():
+            quat[q_index[b] : q_index[b] + 4] = True
+        # DoF each coordinate opens: one for a plain coordinate, three at a quaternion's qw.
+        opens = (~quat).astype(np.int64)
+        starts = q_index[ball_nodes]
+        opens[starts] = 3
+        q_v = np.cumsum(opens) - opens
+        for s_ in starts.tolist():
+            q_v[s_ + 1 : s_ + 4] = q_v[s_]
+        v_q = np.full(nv, -1, dtype=np.int64)
+        plain = np.nonzero(~quat)[0]
+        v_q[q_v[plain]] = plain
+        n_nodes = len(model.node_names)
+        v_index = np.full(n_nodes, -1, dtype=np.int64)
+        has = q_index >= 0
+        v_index[has] = q_v[q_index[has]]
+        names = [model.joint_names[k] if k >= 0 else "" for k in v_q.tolist()]
+        for node in ball_nodes:
+            base = model.joint_names[q_index[node]].removesuffix("_qw")
+            v = int(v_index[node])
+            names[v : v + 3] = [f"{base}_wx", f"{base}_wy", f"{base}_wz"]
+        dof_node = np.full(nv, -1, dtype=np.int64)
+        for k in range(n_nodes - 1, -1, -1):
+            if v_index[k] >= 0 and jt[k] != JointType.FIXED and model.q_scale[k] == 1.0:
+                n_v = 3 if jt[k] == JointType.BALL else 1
+                dof_node[v_index[k] : v_index[k] + n_v] = k
+        dof_type = np.full(nv, int(JointType.REVOLUTE), dtype=np.int64)
+        for k in range(n_nodes):
+            if v_index[k] < 0:
+                continue
+            if jt[k] == JointType.PRISMATIC:
+                dof_type[v_index[k]] = int(JointType.PRISMATIC)
+            elif jt[k] == JointType.BALL:
+                dof_type[v_index[k] : v_index[k] + 3] = int(JointType.BALL)
+        return cls(
+            _frozen(ball_nodes),
+            _frozen(quat),
+            _frozen(v_q),
+            _frozen(q_v),
+            _frozen(v_index),
+            tuple(names),
+            _frozen(dof_node),
+            _frozen(dof_type),
+        )
+
+    def v_of_coordinates(self, coords: ArrayLike) -> np.ndarray:
+        """DoF indices moving the coordinates ``coords``: a quaternion coordinate brings
+        its joint's three angular DoF."""
+        out: set[int] = set()
+        for k in np.asarray(coords, dtype=np.int64).tolist():
+            v = int(self.q_v[k])
+            out.update((v, v + 1, v + 2) if self.quaternion_mask[k] else (v,))
+        return np.array(sorted(out), dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,66 +482,14 @@ class Model:
     @cached_property
     def nv(self) -> int:
         """Length of a motion: a joint velocity, an IK step, a Jacobian row."""
-        return self.nq - len(self.ball_nodes)
+        return self.nq - len(self.qv.ball_nodes)
 
     @cached_property
-    def ball_nodes(self) -> np.ndarray:
-        """Node indices of the quaternion (ball) nodes, in tree order."""
-        return _frozen(
-            np.nonzero((self.joint_type == JointType.BALL) & (self.q_index >= 0))[0].astype(
-                np.int64
-            )
-        )
-
-    @cached_property
-    def quaternion_mask(self) -> np.ndarray:
-        """``(nq,)``: True for the four coordinates of every quaternion."""
-        out = np.zeros(self.nq, dtype=bool)
-        for k in self.ball_nodes:
-            out[self.q_index[k] : self.q_index[k] + 4] = True
-        return _frozen(out)
-
-    @cached_property
-    def v_q(self) -> np.ndarray:
-        """``(nv,)``: the coordinate each DoF moves one-to-one, or -1 for the three
-        angular DoF of a quaternion joint."""
-        out = np.full(self.nv, -1, dtype=np.int64)
-        plain = np.nonzero(~self.quaternion_mask)[0]
-        out[self.q_v[plain]] = plain
-        return _frozen(out)
-
-    @cached_property
-    def q_v(self) -> np.ndarray:
-        """``(nq,)``: the DoF of each coordinate; for the four coordinates of a
-        quaternion, the first of its three angular DoF."""
-        # DoF each coordinate opens: one for a plain coordinate, three at a quaternion's qw.
-        opens = (~self.quaternion_mask).astype(np.int64)
-        starts = self.q_index[self.ball_nodes]
-        opens[starts] = 3
-        out = np.cumsum(opens) - opens
-        for s_ in starts.tolist():
-            out[s_ + 1 : s_ + 4] = out[s_]
-        return _frozen(out)
-
-    @cached_property
-    def v_index(self) -> np.ndarray:
-        """``(n_nodes,)``: the first DoF of each node's coordinate (its Jacobian column),
-        -1 for nodes without one. Mimic nodes share their source's."""
-        out = np.full(self.n_nodes, -1, dtype=np.int64)
-        has = self.q_index >= 0
-        out[has] = self.q_v[self.q_index[has]]
-        return _frozen(out)
-
-    @cached_property
-    def v_names(self) -> tuple[str, ...]:
-        """Names of the DoF (Jacobian columns): a coordinate's name, and for the angular
-        DoF of a quaternion joint ``{joint}_wx``, ``_wy``, ``_wz``."""
-        names = [self.joint_names[k] if k >= 0 else "" for k in self.v_q.tolist()]
-        for node in self.ball_nodes:
-            base = self.joint_names[self.q_index[node]].removesuffix("_qw")
-            v = int(self.v_index[node])
-            names[v : v + 3] = [f"{base}_wx", f"{base}_wy", f"{base}_wz"]
-        return tuple(names)
+    def qv(self) -> QVMaps:
+        """The maps between coordinates (``q``, :attr:`nq`) and motions (``v``,
+        :attr:`nv`): which nodes are quaternions, which DoF moves which coordinate, the
+        node and joint type behind each DoF (:class:`QVMaps`)."""
+        return QVMaps.of(self)
 
     def q_slice(self, joint: str) -> slice:
         """The slice of ``q`` holding ``joint``'s coordinates (a joint, a group such as a
@@ -435,46 +501,6 @@ class Model:
                 f"the coordinates of {joint!r} are not contiguous in q: {idx.tolist()}"
             )
         return slice(lo, hi)
-
-    def v_indices(self, names: str | Iterable[str]) -> np.ndarray:
-        """DoF indices (into a motion) of joint, group or preset names."""
-        return self.v_of_coordinates(self.joint_indices(names))
-
-    def v_of_coordinates(self, coords: np.ndarray) -> np.ndarray:
-        """DoF indices moving the coordinates ``coords``: a quaternion coordinate brings
-        its joint's three angular DoF."""
-        out: set[int] = set()
-        quat = self.quaternion_mask
-        for k in np.asarray(coords, dtype=np.int64).tolist():
-            v = int(self.q_v[k])
-            out.update((v, v + 1, v + 2) if quat[k] else (v,))
-        return np.array(sorted(out), dtype=np.int64)
-
-    @cached_property
-    def dof_node(self) -> np.ndarray:
-        """``(nv,)``: the node each DoF drives directly (not through a mimic relation),
-        the first such node in tree order, or -1 when only mimic joints use it."""
-        out = np.full(self.nv, -1, dtype=np.int64)
-        vi = self.v_index
-        for k in range(self.n_nodes - 1, -1, -1):
-            if vi[k] >= 0 and self.joint_type[k] != JointType.FIXED and self.q_scale[k] == 1.0:
-                n_v = 3 if self.joint_type[k] == JointType.BALL else 1
-                out[vi[k] : vi[k] + n_v] = k
-        return _frozen(out)
-
-    @cached_property
-    def dof_type(self) -> np.ndarray:
-        """``(nv,)``: the :class:`JointType` of each DoF (revolute, prismatic or ball)."""
-        out = np.full(self.nv, int(JointType.REVOLUTE), dtype=np.int64)
-        vi = self.v_index
-        for k in range(self.n_nodes):
-            if vi[k] < 0:
-                continue
-            if self.joint_type[k] == JointType.PRISMATIC:
-                out[vi[k]] = int(JointType.PRISMATIC)
-            elif self.joint_type[k] == JointType.BALL:
-                out[vi[k] : vi[k] + 3] = int(JointType.BALL)
-        return _frozen(out)
 
     @property
     def length_scale(self) -> float:
@@ -499,39 +525,30 @@ class Model:
         )
         return dofs, nodes
 
-    def swing_twist_layout(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Deprecated: :func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_layout` (the
-        layout is the solver's, so it lives beside the solver)."""
-        from .ik.kernel.swing_twist_layout import swing_twist_layout
-
-        _warn_deprecated("kinetree.Model.swing_twist_layout")
-        return swing_twist_layout(self, active)
-
     def swing_twist_angles(self, q: ArrayLike, group: str) -> tuple[float, float]:
-        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at ``q``
-        (:func:`kinetree.ik.kernel.swing_twist_layout.swing_twist_angles`)."""
-        from .ik.kernel.swing_twist_layout import swing_twist_angles
-
-        return swing_twist_angles(self, q, group)
+        """``(swing, twist)`` [rad] of a swing-twist limited ball joint at one
+        configuration ``q`` (nq,): :meth:`cone_angles` of one configuration."""
+        qa = as_array(q, "q", (self.nq,))
+        if qa.shape != (self.nq,):
+            raise ShapeError(f"q must have shape ({self.nq},), got {qa.shape}")
+        swing, twist = self.cone_angles(qa, group)
+        return float(swing), float(twist)
 
     def cone_angles(self, q: ArrayLike, group: str) -> tuple[np.ndarray, np.ndarray]:
         """``(swing, twist)`` [rad], each of shape ``(...)``, of the swing-twist limited
         ball joint ``group`` at configurations ``q`` (..., nq): the angle the bone is
         tilted from its rest direction, in [0, pi], and the turn about it, in (-pi, pi]
         (the decomposition the solver projects with, :mod:`kinetree.ik.kernel._swing_twist`)."""
-        from .kinematics.layout import F_AXIS, F_MIMIC_OFFSET, F_MIMIC_SCALE, packed
-
         if group not in self.swing_twist:
             raise unknown_name("swing-twist joint", group, self.swing_twist)
         qa = as_array(q, "q", (self.nq,))
-        fdata = packed(self)[0]
         dofs, nodes = self.group_nodes(group)
         # The group's rotation as a quaternion: the product of its three axis turns.
         w = np.ones(qa.shape[:-1])
         v = np.zeros((*qa.shape[:-1], 3))
         for d, nd in zip(dofs.tolist(), nodes.tolist()):
-            half = 0.5 * (fdata[nd, F_MIMIC_SCALE] * qa[..., d] + fdata[nd, F_MIMIC_OFFSET])
-            cw, sv = np.cos(half), np.sin(half)[..., None] * fdata[nd, F_AXIS : F_AXIS + 3]
+            half = 0.5 * (self.q_scale[nd] * qa[..., d] + self.q_offset[nd])
+            cw, sv = np.cos(half), np.sin(half)[..., None] * self.axis[nd]
             w, v = (
                 w * cw - np.sum(v * sv, axis=-1),
                 w[..., None] * sv + cw[..., None] * v + np.cross(v, sv),
@@ -623,7 +640,7 @@ class Model:
         # lo (1 - r) + hi r: no overflow when hi - lo exceeds the float range.
         q = np.clip(lo * (1.0 - r) + hi * r, lo, hi)
         qb = q.reshape(-1, self.nq) if self.nq else q
-        for k in self.ball_nodes:
+        for k in self.qv.ball_nodes:
             s_ = int(self.q_index[k])
             qb[:, s_ : s_ + 4] = _random_quaternions(
                 qb.shape[0], self.ball_limits.get(self.node_joint[k], np.pi), gen
@@ -655,7 +672,7 @@ class Model:
         limits IK keeps; ``tol`` in rad, plus :data:`SWING_TWIST_SLACK`)."""
         q = as_array(q, "q", (self.nq,))
         ok = np.all((q >= self.limits[:, 0] - tol) & (q <= self.limits[:, 1] + tol), axis=-1)
-        for k in self.ball_nodes:
+        for k in self.qv.ball_nodes:
             lim = self.ball_limits.get(self.node_joint[k])
             if lim is None:
                 continue
@@ -673,7 +690,7 @@ class Model:
         from .spatial import quat_normalize
 
         out = np.array(q, dtype=np.float64)
-        for k in self.ball_nodes:
+        for k in self.qv.ball_nodes:
             s_ = int(self.q_index[k])
             out[..., s_ : s_ + 4] = quat_normalize(out[..., s_ : s_ + 4])
         return out
@@ -689,10 +706,10 @@ class Model:
         va = as_array(v, "v", (self.nv,))
         batch = _batch_of(qa, va, "q", "v")
         out = np.array(np.broadcast_to(qa, (*batch, self.nq)))
-        simple = self.v_q >= 0
-        out[..., self.v_q[simple]] += va[..., simple]
-        for k in self.ball_nodes:
-            s_, v_ = int(self.q_index[k]), int(self.v_index[k])
+        simple = self.qv.v_q >= 0
+        out[..., self.qv.v_q[simple]] += va[..., simple]
+        for k in self.qv.ball_nodes:
+            s_, v_ = int(self.q_index[k]), int(self.qv.v_index[k])
             out[..., s_ : s_ + 4] = quat_mul(out[..., s_ : s_ + 4], quat_exp(va[..., v_ : v_ + 3]))
         return self.normalize(out)
 
@@ -705,10 +722,10 @@ class Model:
         b = self.normalize(as_array(q1, "q1", (self.nq,)))
         shape = _batch_of(a, b, "q0", "q1")
         out = np.zeros((*shape, self.nv))
-        simple = self.v_q >= 0
-        out[..., simple] = (b - a)[..., self.v_q[simple]]
-        for k in self.ball_nodes:
-            s_, v_ = int(self.q_index[k]), int(self.v_index[k])
+        simple = self.qv.v_q >= 0
+        out[..., simple] = (b - a)[..., self.qv.v_q[simple]]
+        for k in self.qv.ball_nodes:
+            s_, v_ = int(self.q_index[k]), int(self.qv.v_index[k])
             out[..., v_ : v_ + 3] = quat_log(
                 quat_mul(quat_conj(a[..., s_ : s_ + 4]), b[..., s_ : s_ + 4])
             )
@@ -765,30 +782,13 @@ class Model:
         return jacobian(self, q, frame, point)
 
     def ik(self, target: IKTarget, frame: str | None = None, **options: Any) -> IKResult:
-        """Inverse kinematics; see :func:`kinetree.ik.solve` for targets and
-        :class:`kinetree.ik.IKOptions` for every option, its default and unit.
-        ``base="base_link"`` takes the targets in that frame and moves the chain from it
-        (:mod:`kinetree.ik.relative`). ``device="cuda"`` solves the batch on the GPU
-        (:func:`kinetree.gpu.ik`); ``prior="human"`` starts from and prefers a learned
-        human pose (:func:`kinetree.learn.solve_with_prior`)."""
-        if "prior" in options:
-            from .learn import solve_with_prior
-
-            return solve_with_prior(self, target, frame, **options)
-        if "device" in options:
-            if options["device"] != "cpu":
-                if options.get("base") is not None:
-                    raise UnsupportedError(
-                        "ik(base=...) runs on the CPU only; on a GPU give world targets "
-                        "(T_world_base @ T, with T_world_base = model.fk(q0, base))"
-                    )
-                from .gpu import ik as ik_on
-
-                return ik_on(self, target, frame, **options)
-            del options["device"]
+        """Inverse kinematics: :func:`kinetree.ik.solve` with the same keywords; see it
+        for targets, ``base=`` (targets in that frame) and ``device="cuda"`` (the batch on
+        the GPU), and :class:`kinetree.ik.IKOptions` for every option, its default and
+        unit (``prior="human"`` starts from and prefers a learned human pose)."""
         fn: Any = _LAZY.get("solve")
         if fn is None:
-            from .ik.solve import solve_keywords
+            from .ik import solve_keywords
 
             fn = _LAZY["solve"] = solve_keywords
         result: IKResult = fn(self, target, frame, options)  # the dict as it is
@@ -810,6 +810,23 @@ class Model:
 
         return solve_all(self, target, frame, **options)
 
+    if not TYPE_CHECKING:  # hidden from the type checker: it would accept any name
+
+        def __getattr__(self, name: str) -> Any:
+            """The deprecated members (:data:`_MOVED_MEMBERS`), which warn; anything else
+            is missing."""
+            new = _MOVED_MEMBERS.get(name)
+            if new is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            _warn_deprecated(f"kinetree.Model.{name}")
+            if name == "swing_twist_layout":
+                from .ik.kernel.swing_twist_layout import swing_twist_layout
+
+                return lambda active: swing_twist_layout(self, active)
+            if name == "v_indices":
+                return lambda names: self.qv.v_of_coordinates(self.joint_indices(names))
+            return getattr(self.qv if new.startswith("qv.") else self, new.removeprefix("qv."))
+
     def __repr__(self) -> str:
         return (
             f"Model({self.name!r}, dof={self.nv}"
@@ -826,7 +843,7 @@ class Model:
         qy qz``; three slides then a ball node) with no moving joint above it, whatever
         made it (:meth:`with_floating_base`, which every loader's ``floating_base=True``
         goes through, a URDF ``floating`` or MJCF ``free`` joint at the root)."""
-        for k in self.ball_nodes.tolist():
+        for k in self.qv.ball_nodes.tolist():
             name = self.node_joint[k]
             slides = self.ancestors(k)[-4:-1]
             if (
@@ -958,7 +975,7 @@ class Model:
         own links with ``self_collision``) at ``q`` (..., nq), with the closest pair: a
         :class:`kinetree.collision.DistanceResult`. ``options``: ``ignore`` (pairs of
         names to skip), and the arguments of :func:`kinetree.collision.collision_model`."""
-        from .collision.robot import distance_query
+        from .collision import distance_query
 
         result: DistanceResult = distance_query(self, q, obstacles, self_collision, options, None)
         return result
@@ -973,7 +990,7 @@ class Model:
     ) -> bool | np.ndarray:
         """Whether the robot is within ``margin`` [m] of ``obstacles`` or (with
         ``self_collision``) of itself at ``q``: a bool, or a bool array over the batch."""
-        from .collision.robot import distance_query
+        from .collision import distance_query
 
         hit: bool | np.ndarray = distance_query(self, q, obstacles, self_collision, options, margin)
         return hit
@@ -986,7 +1003,7 @@ class Model:
         (inf where a DoF has none)."""
         out = np.full(self.nv, np.inf)
         for name, limit in self.velocity_limits.items():
-            out[self.v_indices(name)] = float(limit)
+            out[self.qv.v_of_coordinates(self.joint_indices(name))] = float(limit)
         return _frozen(out)
 
     @property
@@ -996,13 +1013,13 @@ class Model:
 
     def com(self, q: ArrayLike) -> np.ndarray:
         """Centre of mass ``(..., 3)`` [m] in the world frame at ``q`` (..., nq)."""
-        from .kinematics.mass import com
+        from .kinematics import com
 
         return com(self, q)
 
     def com_jacobian(self, q: ArrayLike) -> np.ndarray:
         """Jacobian ``(..., 3, nv)`` of the centre of mass [m per unit motion] at ``q``."""
-        from .kinematics.mass import com_jacobian
+        from .kinematics import com_jacobian
 
         return com_jacobian(self, q)
 
@@ -1014,6 +1031,6 @@ class Model:
         "position" or "orientation" (3)), which is ``sqrt(det(J J^T))`` with at least as
         many DoF as rows and ``sqrt(det(J^T J))`` with fewer
         (:mod:`kinetree.kinematics.manipulability`). Zero at a singularity."""
-        from .kinematics.manipulability import manipulability
+        from .kinematics import manipulability
 
         return manipulability(self, q, frame, rows)

@@ -109,3 +109,27 @@ def test_swing_twist_layout_moved_to_ik_with_a_deprecated_alias() -> None:
     np.testing.assert_array_equal(old[1], floats)
     active[model.joint_indices(next(iter(model.swing_twist)))] = False
     assert swing_twist_layout(model, active)[0][0] == ints[0] - 1
+
+
+def test_the_facade_calls_only_names_its_packages_export() -> None:
+    """Issue 33: each lazy import of a ``Model`` method is ``from .<package> import
+    <name>`` with ``<name>`` in that package's ``__all__`` (the deprecated members aside),
+    so the facade only delegates to public faces, never to a module inside a package."""
+    import importlib
+
+    tree = ast.parse(MODEL.read_text())
+    model_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model")
+    reached = []
+    for fn in ast.walk(model_class):
+        if not isinstance(fn, ast.FunctionDef) or fn.name == "__getattr__":
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                reached += [(node.lineno, node.module or "", a.name) for a in node.names]
+    assert reached
+    bad = []
+    for line, module, name in reached:
+        package = importlib.import_module(f"kinetree.{module}")
+        if "." in module or name not in getattr(package, "__all__", ()):
+            bad.append(f"line {line}: from .{module} import {name}")
+    assert bad == []

@@ -66,3 +66,24 @@ def test_viewer_unbindable_host_raises(host):
     _, err = bounded(lambda: Viewer(panda, host=host, port=0))
     assert isinstance(err, KinetreeError), err
     assert repr(host) in str(err)
+
+
+def test_view_old_target_letter_warns_through_the_deprecation_table():
+    """Issue 32: ``-t`` is a target position in ``ik``; in ``view`` it named frames. The
+    frame option is ``--frame/-f``; the old spelling still works and warns with the one
+    table's message (so it goes when the version does)."""
+    from typer.testing import CliRunner
+
+    from kinetree import _deprecated
+    from kinetree.cli import app
+
+    frame = kinetree.load("panda").end_effectors[0]
+    args = ["view", "panda", "--port", "0", "--timeout", "0.5", "--no-meshes"]
+    result, err = bounded(lambda: CliRunner().invoke(app, [*args, "-t", frame]))
+    assert err is None, err
+    assert result.exit_code == 0, result.output
+    assert _deprecated.message("kinetree view --target/-t") in result.output
+    assert "--frame/-f" in result.output
+    new, _ = bounded(lambda: CliRunner().invoke(app, [*args, "-f", frame]))
+    assert new.exit_code == 0, new.output
+    assert "deprecated" not in new.output and "moved to" not in new.output

@@ -426,3 +426,24 @@ def test_collision_all_names_exist(module):
     exec(f"from {module} import *", namespace)
     for name in mod.__all__:
         assert name in namespace
+
+
+def test_obstacles_on_the_dh_panda_point_to_the_meshed_panda() -> None:
+    """Issue 32 (friction): the built-in Panda has no shapes; the refusal names the
+    meshed Panda (example-robot-data's), and following it works."""
+    from kinetree.errors import UnsupportedError
+    from kinetree.models.descriptions import description_file, with_meshes
+
+    panda = kinetree.load("panda")
+    ball = kinetree.Sphere(0.1, center=(0.5, 0.5, 0.5))
+    with pytest.raises(UnsupportedError, match=r"with_meshes\(model\)") as info:
+        panda.ik(panda.fk(panda.neutral()), obstacles=[ball])
+    assert "example-robot-data" in str(info.value)
+    with pytest.raises(UnsupportedError, match="with_meshes"):
+        panda.distance(panda.neutral(), obstacles=[ball])
+    if description_file("panda") is None:
+        pytest.skip("example-robot-data is not installed")
+    meshed, note = with_meshes(panda)
+    assert note is None
+    d = meshed.distance(meshed.neutral(), obstacles=[ball], self_collision=False).distance
+    assert 0.0 < d < float(np.linalg.norm(ball.center))  # a distance, from a real shape

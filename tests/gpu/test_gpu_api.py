@@ -294,3 +294,23 @@ def test_a_model_too_large_for_constant_memory_says_so(cuda):
     chain = kinetree.io.load_urdf(f'<robot name="long"><link name="l0"/>{joints}</robot>')
     with pytest.raises(UnsupportedError, match=r"constant memory.*CPU"):
         chain.ik(chain.fk(chain.q_neutral), device="cuda")
+
+
+def test_a_cpu_tensor_with_a_gpu_device_is_named_as_one() -> None:
+    """Issue 32: a CPU ``torch.Tensor`` with ``device="cuda"`` was "not understood"; it is
+    named as a CPU tensor with what to do, before any GPU is looked for (so this runs
+    without one), and on the CPU the message says to give ``tensor.numpy()``."""
+    torch = pytest.importorskip("torch")
+    panda = kinetree.load("panda")
+    T = torch.tensor(panda.fk(panda.neutral()))
+    with pytest.raises(kinetree.InvalidValueError, match=r"CPU tensor \(torch\.Tensor\)") as e:
+        panda.ik(T, device="cuda")
+    assert "tensor.cuda()" in str(e.value) and "tensor.numpy()" in str(e.value)
+    with pytest.raises(kinetree.InvalidValueError, match="q0 is a CPU tensor"):
+        kinetree.ik.solve(panda, T.numpy(), q0=torch.tensor(panda.neutral()), device="cuda")
+    with pytest.raises(kinetree.InvalidValueError, match="q is a CPU tensor"):
+        panda.fk(torch.tensor(panda.neutral()), device="cuda")
+    with pytest.raises(kinetree.InvalidValueError, match=r"tensor\.numpy\(\)"):
+        panda.ik(T)
+    r = panda.ik(T.numpy())  # what the message says to do
+    assert r.success

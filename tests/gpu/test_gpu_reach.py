@@ -102,7 +102,7 @@ def test_active_subset(panda):
     kw = {"resolution": 0.4, "orientations": 0, "restarts": 2, "active": active}
     cpu = ws.reachability(panda, **kw)
     gpu = ws.reachability(panda, device="cuda", **kw)
-    cols = panda.v_of_coordinates(np.flatnonzero(panda.active_mask(active)))
+    cols = panda.qv.v_of_coordinates(np.flatnonzero(panda.active_mask(active)))
     assert_same_map(gpu, cpu, panda, rows=slice(0, 3), active=cols)
     assert_bests_reach(gpu, panda, "flange", orientations=False)
     ok = gpu.index > 0

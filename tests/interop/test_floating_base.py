@@ -95,11 +95,11 @@ class Pair:
         M = np.zeros((self.pin.nv, self.kt.nv))
         qw, qx, qy, qz = q[self.base][3:]
         R = pin.Quaternion(np.array([qx, qy, qz, qw])).toRotationMatrix()  # from coeffs()
-        v0 = int(self.kt.v_index[self.kt.ball_nodes[0]]) - 3  # the base's first DoF
+        v0 = int(self.kt.qv.v_index[self.kt.qv.ball_nodes[0]]) - 3  # the base's first DoF
         M[0:3, v0 : v0 + 3] = R.T
         M[3:6, v0 + 3 : v0 + 6] = np.eye(3)
         for k, joint in self.nodes:
-            M[joint.idx_v, self.kt.v_index[k]] = self.kt.q_scale[k]
+            M[joint.idx_v, self.kt.qv.v_index[k]] = self.kt.q_scale[k]
         return M
 
     def random_q(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -129,7 +129,7 @@ def test_loads_with_a_free_base(robot: str) -> None:
     assert p.kt.frame_names[0] == "world"
     assert p.base == slice(0, 7)
     assert p.pin.nv == 6 + len(p.nodes)  # mimic joints are DoF of their own in Pinocchio
-    assert p.kt.nv == 6 + len({int(p.kt.v_index[k]) for k, _ in p.nodes})
+    assert p.kt.nv == 6 + len({int(p.kt.qv.v_index[k]) for k, _ in p.nodes})
     assert p.kt.nq == 7 + len({int(p.kt.q_index[k]) for k, _ in p.nodes})
     assert len(p.kt.end_effectors) == 4, p.kt.end_effectors
 

@@ -380,3 +380,22 @@ def test_cli_learns_a_robots_ik_seeds(tmp_path: Path) -> None:
     assert q.shape == (4, m.nq) and np.all(np.isfinite(q))
     r = CliRunner().invoke(app, ["learn", "ik", "planar2r", "-o", str(out), "--conditions", "x"])
     assert r.exit_code == 2 and "position" in r.output
+
+
+def test_seeds_of_one_model_are_refused_by_another_with_the_same_names(
+    tmp_path, arm: kinetree.Model, arm_ik: LearnedIK
+) -> None:
+    """Issue 32: the frame's and joints' names agree, the link lengths do not: the flow's
+    samples are of another arm, so the seeds are refused (saved and read back too); the
+    same arm built again is accepted."""
+    longer = planar_2r(l1=1.3)  # frame 'tip', joints joint1 and joint2, as the arm's
+    target = kinetree.Position([1.5, 0.2, 0.0])
+    for learned in (arm_ik, load_ik(arm_ik.save(tmp_path / "arm.npz"))):
+        with pytest.raises(InvalidValueError, match="trained on the model 'planar2r'"):
+            longer.ik(target, seeds=learned)
+        with pytest.raises(InvalidValueError, match="learn seeds for this model"):
+            longer.ik_many(target, 2, seeds=learned)
+        again = planar_2r()
+        r = again.ik(kinetree.Position([1.2, 0.5, 0.0]), seeds=learned)
+        assert r.success
+        np.testing.assert_allclose(again.fk(r.q, "tip")[:3, 3], [1.2, 0.5, 0.0], atol=1e-6)

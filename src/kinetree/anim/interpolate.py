@@ -162,7 +162,7 @@ def interpolate(
         _slerp_ball(q, keys, seg, v, at_a, at_b, ball.dofs, ball.axes)
     if K > 1:
         # Quaternion joints (ball, free): slerp on their own numbers.
-        for k in model.ball_nodes:
+        for k in model.qv.ball_nodes:
             s_ = int(model.q_index[k])
             qs = model.normalize(keys)[:, s_ : s_ + 4]
             q[:, s_ : s_ + 4] = slerp(qs[seg], qs[seg + 1], v)

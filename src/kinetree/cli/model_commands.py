@@ -82,7 +82,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
     m = load_model(model)
     source = m.metadata.get("source", "built-in" if model in _models.available() else model)
     # The node each coordinate drives itself (not through a mimic).
-    nodes = m.dof_node[m.q_v].tolist()
+    nodes = m.qv.dof_node[m.qv.q_v].tolist()
     group_of = {d: g for g, dofs in m.joint_groups.items() for d in dofs if g != d}
     joints = []
     for i, name in enumerate(m.joint_names):
@@ -91,7 +91,7 @@ def info_cmd(model: ModelArg, as_json: JsonOpt = False) -> None:
         kind = ("continuous" if m.continuous[i] else "revolute") if revolute else "prismatic"
         lo, hi = m.limits[i]
         axis = m.axis[k] if k >= 0 else None
-        if m.quaternion_mask[i]:
+        if m.qv.quaternion_mask[i]:
             kind = "quaternion"
             axis = None
         joints.append((i, name, group_of.get(name, ""), kind, axis, float(lo), float(hi)))
@@ -476,7 +476,9 @@ def _description(name: str, width: int = WIDTH) -> str:
 
 def _is_revolute(model: Model) -> np.ndarray:
     """``(nq,)``: the coordinates that are angles (quaternion numbers are not)."""
-    return np.asarray((model.dof_type[model.q_v] == JointType.REVOLUTE) & ~model.quaternion_mask)
+    return np.asarray(
+        (model.qv.dof_type[model.qv.q_v] == JointType.REVOLUTE) & ~model.qv.quaternion_mask
+    )
 
 
 def _limit_text(value: float, revolute: bool | None) -> str:

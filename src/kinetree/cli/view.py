@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from .. import _deprecated
 from .. import data as _data
 from .. import models as _models
 from ._app import (
@@ -55,7 +56,7 @@ def view_cmd(
             "-t",
             metavar="FRAME",
             hidden=True,
-            help="Old spelling of --frame/-f (until kinetree 0.2).",
+            help="Old spelling of --frame/-f (kinetree._deprecated.MOVED).",
         ),
     ] = None,
     frames: Annotated[bool, typer.Option("--frames", help="Show every frame's axes.")] = False,
@@ -104,11 +105,7 @@ def view_cmd(
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)
     if old_gizmos:  # -t is a target position in `ik` and `animate`; here it named frames
-        typer.echo(
-            "warning: `kinetree view --target/-t FRAME` is deprecated (it goes in kinetree "
-            "0.2); use --frame/-f FRAME",
-            err=True,
-        )
+        typer.echo(f"warning: {_deprecated.message('kinetree view --target/-t')}", err=True)
     with viewer:
         if clip is not None:
             viewer.play(clip)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .robot import CollisionTables as CollisionTables
     from .robot import DistanceResult as DistanceResult
     from .robot import collision_model as collision_model
+    from .robot import distance_query as distance_query
     from .robot import find_disabled_pairs as find_disabled_pairs
     from .spheres import RobotSpheres as RobotSpheres
     from .spheres import robot_spheres as robot_spheres
@@ -57,6 +58,7 @@ _LAZY = {
     "CollisionWarning": ".report:CollisionWarning",
     "DistanceResult": ".robot:DistanceResult",
     "collision_model": ".robot:collision_model",
+    "distance_query": ".robot:distance_query",
     "find_disabled_pairs": ".robot:find_disabled_pairs",
     "RobotSpheres": ".spheres:RobotSpheres",
     "robot_spheres": ".spheres:robot_spheres",
@@ -90,6 +92,7 @@ __all__ = [
     "adjacent_pairs",
     "as_obstacle",
     "collision_model",
+    "distance_query",
     "find_disabled_pairs",
     "layout",
     "read_srdf",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..kinematics import packed
 from ..model import Model
 from . import _kernels
@@ -59,8 +60,6 @@ def report_left_out(
     """Warn (:class:`CollisionWarning`) about the pairs of ``tables.left_out`` that are in
     contact at the model's neutral configuration, with their depth [m] on the spheres:
     no solve from there could have cleared them. Left-out pairs apart there stay quiet."""
-    import warnings
-
     rows, names = cm.pair_distances(
         cm.model.neutral(), obstacles, self_collision, cutoff=0.0, ignore=ignore
     )
@@ -70,10 +69,9 @@ def report_left_out(
         return
     shown = ", ".join(f"{a}-{b} ({d * 1e3:.1f} mm deep)" for (a, b), d in touching[:6])
     more = f" and {len(touching) - 6} more" if len(touching) > 6 else ""
-    warnings.warn(
+    warn_outside(
         f"{len(touching)} collision pair(s) in contact at the neutral configuration are left "
         f"out of the solve, as no active joint moves them apart: {shown}{more}. "
         "Disable them (an SRDF, disabled=, ignore=) or make a joint between them active.",
         CollisionWarning,
-        stacklevel=4,
     )

@@ -388,6 +388,27 @@ def find_disabled_pairs(
 _CACHE: PerModel[CollisionModel] = PerModel()
 
 
+def _meshed_hint(model: Model) -> str:
+    """Where a built-in robot without shapes (the DH-built Panda and UR arms) finds its
+    meshed twin, or nothing for other models."""
+    from ..models.descriptions import DESCRIPTIONS, description_file
+
+    desc = DESCRIPTIONS.get(model.name)
+    if desc is None:
+        return ""
+    found = description_file(model.name)
+    where = (
+        f"installed: {found}"
+        if found is not None
+        else f"pip install 'kinetree[meshes]' ({desc.distribution}) first"
+    )
+    return (
+        f". The built-in {model.name!r} is built from its DH table, without shapes; the "
+        f"same robot with {desc.distribution}'s meshes has them: "
+        f"kinetree.models.with_meshes(model)[0] ({where})"
+    )
+
+
 def collision_model(
     model: Model,
     max_spheres: int = 16,
@@ -416,7 +437,7 @@ def collision_model(
     if not sp.links:
         raise UnsupportedError(
             f"model {model.name!r} has no collision geometry (no <collision> shapes were "
-            "loaded), so there is nothing to measure distances from"
+            f"loaded), so there is nothing to measure distances from{_meshed_hint(model)}"
         )
     if isinstance(disabled, (str, os.PathLike)):
         pairs: Pairs = read_srdf(disabled, model)

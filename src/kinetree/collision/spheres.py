@@ -38,6 +38,7 @@ from .._cache import PerModel
 from .._disk import _MEMORY as _disk_memory
 from .._disk import cache_root, digest, kept_arrays
 from .._validate import check_positive
+from .._warnings import warn_outside
 from ..errors import InvalidValueError, UnsupportedError
 from ..model import Model
 from ._fit import fit_mesh
@@ -232,9 +233,8 @@ def robot_spheres(
             except UnsupportedError as exc:
                 if not skip_missing:
                     raise UnsupportedError(f"link {frame!r}: {exc}") from None
-                import warnings
 
-                warnings.warn(f"link {frame!r}: {exc}; left out", geo.GeometryWarning, stacklevel=2)
+                warn_outside(f"link {frame!r}: {exc}; left out", geo.GeometryWarning)
                 continue
             cs.append(c)
             rs.append(r)

@@ -17,7 +17,14 @@ import numpy as np
 
 from ..errors import InvalidValueError, KinetreeError, ShapeError
 
-__all__ = ["DEVICES", "as_device", "check_device", "cuda_runtime", "like_input"]
+__all__ = [
+    "DEVICES",
+    "as_device",
+    "check_device",
+    "cuda_runtime",
+    "like_input",
+    "refuse_host_tensor",
+]
 
 #: The values of ``device=``.
 DEVICES = ("cpu", "cuda")
@@ -107,6 +114,22 @@ def is_gpu_array(x: Any) -> bool:
         return int(dev()[0]) in _KDL_CUDA
     except Exception:
         return False
+
+
+def refuse_host_tensor(x: Any, name: str, device: str) -> None:
+    """Raise for a tensor of an array library that lives in host memory (a CPU
+    ``torch.Tensor``, a DLPack CPU array) given with a GPU ``device``: kinetree reads GPU
+    arrays in place and numpy arrays by copying, not other libraries' host arrays."""
+    if x is None or isinstance(x, np.ndarray) or is_gpu_array(x):
+        return
+    if getattr(x, "__dlpack_device__", None) is None:
+        return  # lists, numpy scalars, targets: read as they are
+    kind = f"{type(x).__module__.split('.')[0]}.{type(x).__name__}"
+    raise InvalidValueError(
+        f"{name} is a CPU tensor ({kind}), and device={device!r} takes GPU arrays or numpy "
+        "arrays: move it to the GPU (tensor.cuda()) or give a numpy array (tensor.numpy()), "
+        "or solve on device='cpu'"
+    )
 
 
 def as_device(cuda: Any, x: Any, name: str, trailing: tuple[int, ...]) -> Any:

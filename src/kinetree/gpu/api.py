@@ -27,7 +27,14 @@ from ..ik.result import IKResult, is_bad_input
 from ..kinematics import needed_nodes, packed
 from ..model import Model
 from . import _kernels as K
-from ._arrays import as_device, check_device, cuda_runtime, is_gpu_array, like_input
+from ._arrays import (
+    as_device,
+    check_device,
+    cuda_runtime,
+    is_gpu_array,
+    like_input,
+    refuse_host_tensor,
+)
 from ._translate import simulator
 
 __all__ = ["fk", "ik", "jacobian"]
@@ -96,6 +103,7 @@ def fk(model: Model, q: Any, frame: str | None = None, *, device: str = "cuda") 
     """World pose ``(..., 4, 4)`` of ``frame`` at ``q``, computed on ``device``."""
     if check_device(device) == "cpu":
         return model.fk(q, frame)
+    refuse_host_tensor(q, "q", device)
     cuda = cuda_runtime()
     node = model.frame_index(frame)
     Qd, batch, on_gpu = _configurations(cuda, model, q)
@@ -161,6 +169,11 @@ def _options(options: IKOptions | None, kwargs: dict[str, Any]) -> IKOptions:
         raise UnsupportedError("record=True keeps a history of single solves: use the CPU")
     if opts.pin:
         raise UnsupportedError("pin= is for single solves: use the CPU, or add Pose targets")
+    if opts.prior is not None or opts.seeds is not None:
+        raise UnsupportedError(
+            "prior= and seeds= choose starts on the CPU: solve there (device='cpu'), or give "
+            "the GPU the starts as q0="
+        )
     return opts
 
 
@@ -252,6 +265,8 @@ def ik(
     input's kind; ``message`` is then one line, not one per problem)."""
     if check_device(device) == "cpu":
         return model.ik(target, frame, q0=q0, options=options, **kwargs)
+    refuse_host_tensor(target, "target", device)
+    refuse_host_tensor(q0, "q0", device)
     t0 = time.perf_counter()
     opts = _options(options, kwargs)
     if model.equalities:

@@ -13,11 +13,13 @@ from .options import DEFAULT_OPTIONS as DEFAULT_OPTIONS
 from .options import METHODS as METHODS
 from .options import MIN_TOLERANCE as MIN_TOLERANCE
 from .options import IKOptions as IKOptions
+from .options import IKPrior as IKPrior
 from .problem import Problem as Problem
 from .problem import build_problem as build_problem
 from .result import IKResult as IKResult
 from .solve import solve as solve
 from .solve import solve_all as solve_all
+from .solve import solve_keywords as solve_keywords
 from .solve import solve_many as solve_many
 from .targets import Direction as Direction
 from .targets import Orientation as Orientation
@@ -30,6 +32,7 @@ __all__ = [
     "MIN_TOLERANCE",
     "Direction",
     "IKOptions",
+    "IKPrior",
     "IKResult",
     "Orientation",
     "Pose",
@@ -38,6 +41,7 @@ __all__ = [
     "build_problem",
     "solve",
     "solve_all",
+    "solve_keywords",
     "solve_many",
 ]
 

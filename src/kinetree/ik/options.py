@@ -13,15 +13,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .. import _validate
-from ..errors import InvalidValueError, UnknownNameError
+from ..errors import InvalidValueError, UnknownNameError, UnsupportedError
 from .method_table import COLLISION_METHODS, DEFAULT_MAX_ITER, KERNEL_METHODS, METHODS, ROWS
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -30,6 +34,7 @@ __all__ = [
     "MIN_TOLERANCE",
     "OPTION_NAMES",
     "IKOptions",
+    "IKPrior",
     "resolve",
 ]
 
@@ -105,6 +110,22 @@ def _names(name: str, v: Any) -> tuple[str, ...] | None:
     raise InvalidValueError(f"{name} must be a joint/frame name or a list of names, got {v!r}")
 
 
+@runtime_checkable
+class IKPrior(Protocol):
+    """What ``prior=`` must offer (:class:`kinetree.learn.PosePrior` does): a start.
+
+    With ``prior=p``, :func:`kinetree.ik.solve` asks ``p.start(model, targets, q0)`` for
+    one configuration ``(nq,)`` of ``model`` that suits ``targets`` (``{frame:
+    target}``; ``q0`` the caller's start or None), then solves the targets from it with
+    it as the rest pose (``rest=``): the targets are met by the ordinary solver and the
+    prior's pose fills the freedom they leave (:mod:`kinetree.ik.methods.prior`). A start
+    never decides success: the result is judged on FK as every result is."""
+
+    def start(self, model: Model, targets: dict[str, Any], q0: Any) -> np.ndarray:
+        """The configuration ``(nq,)`` [rad or m] the solve starts from and prefers."""
+        ...
+
+
 @dataclass(frozen=True)
 class IKOptions:
     """Options of :func:`kinetree.ik.solve` (``Model.ik``), each with its default and unit.
@@ -171,6 +192,11 @@ class IKOptions:
             returning ``(n, nq)`` starts, best first): after one attempt from ``q0`` (when
             given), the solve tries a few learned samples for the target, then random
             restarts (:mod:`kinetree.ik.methods.seeded`). None: ``q0``, then random restarts.
+        prior: a pose prior to start from and prefer: the name of a shipped one
+            (``"human"``, :data:`kinetree.learn.SHIPPED`), the path of a saved one
+            (``.npz``), or any object with ``start(model, targets, q0)`` (an
+            :class:`IKPrior`, such as a :class:`kinetree.learn.PosePrior`). It sets the
+            rest pose, so not with ``rest=``; not with ``seeds=`` (both choose starts).
         iteration_budget: iterations over all attempts of one solve (each problem of a
             batch has its own), the compiled methods only: the solve then returns the
             best configuration found, ``success`` judged on it as always (``False``
@@ -209,6 +235,7 @@ class IKOptions:
     collision_model: Any = None
     seeds: Any = None
     iteration_budget: int | None = None
+    prior: Any = None
 
     def __post_init__(self) -> None:
         s = object.__setattr__
@@ -300,11 +327,31 @@ class IKOptions:
                 raise InvalidValueError(
                     "method 'analytic' takes no starts, so no seeds=; use another method"
                 )
+        if self.prior is not None:
+            self._check_prior()
         # Hashed once: the options are the cache key of every solve.
         s(self, "_hash", hash(tuple(getattr(self, f.name) for f in _COMPARED)))
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined]
+
+    def _check_prior(self) -> None:
+        """A prior is a name, a path or an :class:`IKPrior`, and leaves the start and the
+        rest pose to itself."""
+        if not isinstance(self.prior, (str, os.PathLike)) and not isinstance(self.prior, IKPrior):
+            raise InvalidValueError(
+                "prior must be a shipped prior's name ('human'), the path of a saved one "
+                "(.npz), or an object with start(model, targets, q0) (kinetree.ik.IKPrior, "
+                f"such as a kinetree.learn.PosePrior), got {type(self.prior).__name__}"
+            )
+        if self.rest is not None:
+            raise UnsupportedError("prior= sets the rest pose; pass prior= or rest=, not both")
+        if self.seeds is not None:
+            raise InvalidValueError("prior= and seeds= both choose the starts; give one of them")
+        if self.method == "analytic":
+            raise InvalidValueError(
+                "method 'analytic' takes no start, so no prior=; use another method"
+            )
 
     def _check_collision(self) -> None:
         """Obstacles to a tuple of obstacles, the pairs to ignore to a tuple of name pairs,

@@ -157,7 +157,7 @@ def template(
     active = model.active_mask(opts.active)
     for j, _, _, _ in model.couplings:
         active[j] = False  # IK writes a tied coordinate from its source
-    act_idx = model.v_of_coordinates(np.nonzero(active)[0])
+    act_idx = model.qv.v_of_coordinates(np.nonzero(active)[0])
     if act_idx.size == 0:
         if model.nv == 0 or (opts.active is None and not np.any(active)):
             raise UnsupportedError(
@@ -183,7 +183,7 @@ def template(
     for t, name in enumerate(frames):
         pv, rc = reach_bound(model, int(tgt_i[t, 0]), active, points[t], limits_on)
         if pv < 0 and rc == 0.0:
-            shown = ", ".join(model.v_names[i] for i in act_idx[:12])
+            shown = ", ".join(model.qv.v_names[i] for i in act_idx[:12])
             raise InvalidValueError(
                 f"target on frame {name!r} cannot be moved by the active joints ({shown}"
                 f"{', ...' if act_idx.size > 12 else ''}); frame {name!r} is moved by: "
@@ -247,7 +247,7 @@ def template(
         st_f,
         act_idx,
         act_q,
-        np.maximum(model.dof_node, 0),
+        np.maximum(model.qv.dof_node, 0),
         pivots,
         balls,
         st_i,
@@ -336,7 +336,7 @@ def _target_columns(
     T = nodes.shape[0]
     if T < 2:
         return None
-    vi, jt, parent = model.v_index, model.joint_type, model.parent
+    vi, jt, parent = model.qv.v_index, model.joint_type, model.parent
     col_of = {int(v): kk for kk, v in enumerate(act_idx)}
     columns = []
     for node in nodes:
@@ -373,12 +373,12 @@ def _quaternion_layout(
     over ``q`` of the coordinates restarts leave at ``q0``: a free joint's (its
     position and rotation place the whole robot; drawing them at random would throw
     it about the room)."""
-    act_q = model.v_q[act_idx]
+    act_q = model.qv.v_q[act_idx]
     rows: list[list[int]] = []
     keep = np.zeros(model.nq, dtype=bool)
     pos = {int(v): kk for kk, v in enumerate(act_idx)}
-    for k in model.ball_nodes:
-        v = int(model.v_index[k])
+    for k in model.qv.ball_nodes:
+        v = int(model.qv.v_index[k])
         if v not in pos:
             continue
         s = int(model.q_index[k])

@@ -101,6 +101,11 @@ NOT_CONVERGED = (
     "not converged: iteration or time budget spent (the target may be blocked by joint "
     "limits or inactive joints); returned the best configuration found"
 )
+#: What a failed solve without restarts adds (an explicit method has none by default).
+NO_RESTARTS = (
+    "no restarts: method='auto' restarts from random starts, or give restarts=N to try "
+    "N more starts with this method"
+)
 IN_COLLISION = (
     "in collision: on target, but closer than the margin to an obstacle or to itself "
     "(see min_distance); returned the best configuration found"
@@ -134,7 +139,9 @@ def message(success: bool, reachable: bool, iterations: int = 0, restarts: int =
         return converged(iterations, restarts)
     if not reachable:
         return OUT_OF_REACH
-    return f"{NOT_CONVERGED} ({iterations} iterations, {restarts} restarts)"
+    if restarts:
+        return f"{NOT_CONVERGED} ({iterations} iterations, {restarts} restarts)"
+    return f"{NOT_CONVERGED} ({iterations} iterations, {NO_RESTARTS})"
 
 
 def one_result(

@@ -48,6 +48,7 @@ def solve(
     q0: Any = None,
     base: str | None = None,
     options: IKOptions | None = None,
+    device: str = "cpu",
     **kwargs: Any,
 ) -> IKResult:
     """Find ``q`` that brings ``frame`` (default: first end effector) to ``target``.
@@ -64,13 +65,38 @@ def solve(
             move; an active joint that moves ``base`` is refused.
         options: an :class:`~kinetree.ik.options.IKOptions`; keyword arguments
             (``method=``, ``tol=``, ``active=``, ...; every field of ``IKOptions``)
-            build one or override its fields.
+            build one or override its fields (``prior="human"`` among them).
+        device: ``"cpu"``, or a GPU (``"cuda"``) to solve the batch there with
+            :func:`kinetree.gpu.ik` (world targets only: no ``base=``).
 
     Returns:
         :class:`IKResult`; it never raises for an unsolvable target and never
         contains NaN. Bad input raises a :class:`~kinetree.errors.KinetreeError`.
     """
+    if device != "cpu":
+        return _on_device(model, target, frame, q0, base, options, kwargs, device)
     return _solve(model, target, frame, q0, base, options, kwargs, time.perf_counter())
+
+
+def _on_device(
+    model: Model,
+    target: Any,
+    frame: str | None,
+    q0: Any,
+    base: str | None,
+    options: IKOptions | None,
+    kwargs: dict[str, Any],
+    device: str,
+) -> IKResult:
+    """:func:`kinetree.gpu.ik` for ``device`` (not the CPU)."""
+    if base is not None:
+        raise UnsupportedError(
+            "ik(base=...) runs on the CPU only; on a GPU give world targets "
+            "(T_world_base @ T, with T_world_base = model.fk(q0, base))"
+        )
+    from ..gpu import ik as ik_on
+
+    return ik_on(model, target, frame, q0=q0, options=options, device=device, **kwargs)
 
 
 def solve_keywords(model: Model, target: Any, frame: str | None, kw: dict[str, Any]) -> IKResult:
@@ -80,6 +106,9 @@ def solve_keywords(model: Model, target: Any, frame: str | None, kw: dict[str, A
     t0 = time.perf_counter()
     q0 = kw.pop("q0", None)
     options = kw.pop("options", None)
+    device = kw.pop("device", "cpu")
+    if device != "cpu":
+        return _on_device(model, target, frame, q0, kw.pop("base", None), options, kw, device)
     if (
         type(target) is np.ndarray
         and target.shape == (4, 4)
@@ -122,6 +151,10 @@ def _solve(
         from .relative import relative_to_base
 
         target, frame, opts = relative_to_base(model, target, frame, base, q0, opts)
+    if opts.prior is not None:
+        from .methods.prior import solve_with_prior
+
+        return solve_with_prior(model, target, frame, opts, q0, t0, solve)
     if model.equalities and any(e.active for e in model.equalities):
         from .methods.closed_chains import solve_closed_chains
 
@@ -169,7 +202,7 @@ def _solve(
             f"method {method!r} does not keep coupled coordinates (MJCF joint equalities); "
             f"the compiled methods do: {', '.join(sorted(KERNEL_METHODS))}"
         )
-    if not method_row.quaternions and np.any(prob.template.active & model.quaternion_mask):
+    if not method_row.quaternions and np.any(prob.template.active & model.qv.quaternion_mask):
         raise UnsupportedError(
             f"method {method!r} does not move quaternion (ball or free) joints; the "
             f"compiled methods do: {', '.join(sorted(KERNEL_METHODS))} (or leave the "

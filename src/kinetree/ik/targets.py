@@ -245,7 +245,10 @@ def encode(target: Any) -> tuple[np.ndarray, int, tuple[int, ...]]:
         tf[..., T_W_ROT : T_W_ROT + 3] = w
         tf[..., T_POINT : T_POINT + 3] = a / na
         return tf, KIND_DIRECTION, batch
+    tensor = ""
+    if not isinstance(target, np.ndarray) and hasattr(target, "__dlpack_device__"):
+        tensor = " (a tensor of another array library: give tensor.numpy() on the CPU)"
     raise InvalidValueError(
-        f"target of type {type(target).__name__} is not understood; give a 4x4 pose array, "
-        "Position, Orientation, Pose, Direction, or a dict {frame: target}"
+        f"target of type {type(target).__name__} is not understood{tensor}; give a 4x4 "
+        "pose array, Position, Orientation, Pose, Direction, or a dict {frame: target}"
     )

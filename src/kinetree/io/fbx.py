@@ -45,7 +45,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._warnings import warn_outside
 from ..errors import (
     FileFormatError,
     InvalidValueError,
@@ -304,12 +304,11 @@ def _scale_warnings(sk: _Skeleton, world: np.ndarray | None) -> None:
         animated = [sk.names[i] for i in np.nonzero(change > _SCALE_TOLERANCE)[0]]
     for what, joints in (("animated scale", animated), ("shearing scale", sheared)):
         if joints:
-            warnings.warn(
+            warn_outside(
                 f"FBX joints with {what} cannot be baked into a rigid skeleton; their frames "
                 f"keep their world positions and the rotation part of their transforms: "
                 f"{', '.join(joints[:12])}{' ...' if len(joints) > 12 else ''}",
                 FBXWarning,
-                stacklevel=3,
             )
 
 

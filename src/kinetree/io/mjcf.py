@@ -92,7 +92,6 @@ import dataclasses
 import math
 import os
 import threading
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -101,6 +100,7 @@ from typing import Any
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..builder import ModelBuilder
 from ..equality import Equality
 from ..errors import (
@@ -194,7 +194,7 @@ def load_mjcf(
     with _quiet(mujoco) as messages:
         m = _compile(mujoco, text, source)
     for msg in messages:
-        warnings.warn(f"{source}: {msg}", MJCFWarning, stacklevel=2)
+        warn_outside(f"{source}: {msg}", MJCFWarning)
     default = Path(source).stem if text is None else "mjcf"
     return from_mujoco(m, name=name, source=source, meshes=meshes, default_name=default)
 
@@ -229,13 +229,12 @@ def _compile(mujoco: Any, text: str | None, source: str) -> Any:
     m = _compile_with_bounds(mujoco, text, source, shells="mesh volume" in str(first))
     if m is None:
         raise refused(first)
-    warnings.warn(
+    warn_outside(
         f"{source}: MuJoCo would not simulate this file ({' '.join(str(first).split())}); "
         "kinetree loaded its kinematics, which masses and inertias do not change (the masses "
         "in model.inertials come from a relaxed compile: lower bounds, balanced inertias"
         f"{', meshes as shells' if 'mesh volume' in str(first) else ''})",
         MJCFWarning,
-        stacklevel=3,
     )
     return m
 
@@ -493,10 +492,8 @@ def from_mujoco(
     _couple(b, m, names, eqs)
     _warn_unenforced(m, where, [q for q in eqs if not q["coupled"]])
     if skipped:
-        warnings.warn(
-            f"{where}: kinetree has no shape for {', '.join(skipped)}; skipped",
-            GeometryWarning,
-            stacklevel=3,
+        warn_outside(
+            f"{where}: kinetree has no shape for {', '.join(skipped)}; skipped", GeometryWarning
         )
     model = b.build()
     _check_qpos_order(m, model, names, where)
@@ -704,12 +701,11 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
             f"{q['joint']} = poly({q['source']})" if q["source"] else f"{q['joint']} = const"
             for q in joint_eqs
         )
-        warnings.warn(
+        warn_outside(
             f"{where}: {len(joint_eqs)} joint equality constraint(s) ({shown}) are kept in "
             "model.metadata['joint_equalities'] but not enforced by kinetree's IK (it keeps "
             "the active linear ones; these are inactive, nonlinear or tie a joint twice)",
             MJCFWarning,
-            stacklevel=4,
         )
     ignored: list[str] = []
     eq_names = _names_of(m, m.name_eqadr, m.neq)
@@ -725,10 +721,9 @@ def _warn_unenforced(m: Any, where: str, joint_eqs: list[dict[str, Any]]) -> Non
             f"{m.ntendon} tendon(s) ({', '.join(t_names[:10])}{', ...' if m.ntendon > 10 else ''})"
         )
     if ignored:
-        warnings.warn(
+        warn_outside(
             f"{where}: kinetree ignores {'; '.join(ignored)}: they do not constrain its kinematics",
             MJCFWarning,
-            stacklevel=4,
         )
 
 

@@ -64,7 +64,6 @@ import logging
 import math
 import os
 import re
-import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -192,11 +191,10 @@ def load_urdf(
     stripped = text.lstrip("\ufeff \t\r\n")
     lead = text[: len(text) - len(stripped)]
     if lead.strip("\ufeff") and stripped.startswith("<?xml"):
-        warnings.warn(
+        warn_outside(
             f"{source}: whitespace before the XML declaration '<?xml' (not allowed by XML); "
             "kinetree skipped it",
             URDFWarning,
-            stacklevel=2,
         )
     try:
         root = ET.fromstring(stripped)
@@ -208,10 +206,8 @@ def load_urdf(
             root = ET.fromstring(stripped[:end])
         except ET.ParseError:
             raise FileFormatError(f"{source}: not well-formed XML: {exc}") from None
-        warnings.warn(
-            f"{source}: characters after </robot> ({exc}); kinetree ignored them",
-            URDFWarning,
-            stacklevel=2,
+        warn_outside(
+            f"{source}: characters after </robot> ({exc}); kinetree ignored them", URDFWarning
         )
     kinematic = _kinematic_part(root, source)
     # yourdfpy logs what it finds odd; the file's problems are ours to report.
@@ -310,12 +306,11 @@ def _joint(
                     numbers = _lenient_numbers(value, count)
                     if numbers is not None:
                         value = " ".join(repr(v) for v in numbers)
-                        warnings.warn(
+                        warn_outside(
                             f"{source}: {owner}: <{tag}> attribute {attr}={part.get(attr)!r} is "
                             f"not {count} number(s) separated by spaces; kinetree reads it as "
                             f"{value!r} (as pybullet does)",
                             URDFWarning,
-                            stacklevel=5,
                         )
                 if numbers is None:
                     what = "a number" if count == 1 else f"{count} numbers separated by spaces"
@@ -432,20 +427,18 @@ def _to_model(
             hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
             limits = (lo, hi)
             if lo > hi:
-                warnings.warn(
+                warn_outside(
                     f"{source}: joint {j.name!r}: <limit> lower={lo:g} > upper={hi:g}; kinetree "
                     "reads it as no limit (as pybullet does)",
                     URDFWarning,
-                    stacklevel=3,
                 )
                 limits = None
         mimic = None
         if j.mimic is not None and j.type in _SEVERAL_COORDINATES:
-            warnings.warn(
+            warn_outside(
                 f"{source}: joint {j.name!r}: a {j.type} joint has several coordinates and "
                 f"cannot mimic {j.mimic.joint!r}; kinetree ignores its <mimic>",
                 URDFWarning,
-                stacklevel=3,
             )
         elif j.mimic is not None and j.type != "fixed":
             mul = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
@@ -461,10 +454,8 @@ def _to_model(
                     raise ModelStructureError(
                         f"{message}; joints are: {_listing([k.name for k in joints])}"
                     )
-                warnings.warn(
-                    f"{message}; kinetree loads {j.name!r} as an independent joint",
-                    URDFWarning,
-                    stacklevel=3,
+                warn_outside(
+                    f"{message}; kinetree loads {j.name!r} as an independent joint", URDFWarning
                 )
                 mimic = None
         with _in_file(source):
@@ -522,11 +513,10 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
             or not (math.isfinite(mass) and mass >= 0.0)
             or not all(math.isfinite(v) for v in com)
         ):
-            warnings.warn(
+            warn_outside(
                 f"{source}: link {name!r}: <inertial> mass {mass:g} or origin "
                 f"xyz={xyz!r} is not usable; kinetree gives the link no mass",
                 URDFWarning,
-                stacklevel=4,
             )
             continue
         b.set_inertial(name, mass, com)
@@ -544,11 +534,10 @@ def _mass_and_speed(b: ModelBuilder, root: ET.Element, source: str) -> None:
         if v is None or v == 0.0 or v == float("inf"):
             continue
         if not v > 0.0:
-            warnings.warn(
+            warn_outside(
                 f"{source}: joint {name!r}: <limit velocity={limit.get('velocity')!r}> is not "
                 "a number > 0; kinetree reads it as no speed limit",
                 URDFWarning,
-                stacklevel=4,
             )
             continue
         b.set_velocity_limit(name, v)
@@ -581,7 +570,7 @@ def _geometry(
                 try:
                     shape = _shape(el, kind, where, finder, meshes)
                 except _Skip as exc:
-                    warnings.warn(f"{where}: {exc}; skipped", GeometryWarning, stacklevel=3)
+                    warn_outside(f"{where}: {exc}; skipped", GeometryWarning)
                     continue
                 if isinstance(shape, Mesh):
                     n_meshes += 1

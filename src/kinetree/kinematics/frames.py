@@ -119,7 +119,7 @@ def jacobian(
     origin (or of ``point``, given in the frame's coordinates [m]); rows 3-5 to
     the angular velocity [rad/s]. Revolute column ``[a x (p - r); a]``,
     prismatic ``[a; 0]`` (seed 000, section 2.4). Columns are the model's DoF
-    (:attr:`Model.v_names`): a quaternion joint's three are its angular velocity in
+    (:attr:`kinetree.model.QVMaps.v_names`): a quaternion joint's three are its angular velocity in
     its own frame, so ``J @ v`` is the velocity of the motion ``v`` of
     :meth:`Model.integrate`.
     """

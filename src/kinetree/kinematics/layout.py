@@ -89,7 +89,7 @@ def packed_ik(model: Model) -> tuple[np.ndarray, np.ndarray]:
                 fdata[k, F_MIMIC_SCALE] = scale_k * mul
                 fdata[k, F_MIMIC_OFFSET] = scale_k * off + off_k
                 idata[k, I_Q_INDEX] = src
-                idata[k, I_V_INDEX] = model.q_v[src] if src >= 0 else -1
+                idata[k, I_V_INDEX] = model.qv.q_v[src] if src >= 0 else -1
         for arr in (fdata, idata):
             arr.setflags(write=False)
         out = _PACKED_IK.put(model, (fdata, idata))
@@ -104,13 +104,13 @@ def _pack(model: Model) -> tuple[np.ndarray, np.ndarray]:
     fdata[:, F_MIMIC_SCALE] = model.q_scale
     fdata[:, F_MIMIC_OFFSET] = model.q_offset
     fdata[:, F_BALL_LIMIT] = np.inf
-    for k in model.ball_nodes:
+    for k in model.qv.ball_nodes:
         fdata[k, F_BALL_LIMIT] = model.ball_limits.get(model.node_joint[k], np.inf)
     idata = np.zeros((n, I_SIZE), dtype=np.int64)
     idata[:, I_PARENT] = model.parent
     idata[:, I_TYPE] = model.joint_type
     idata[:, I_Q_INDEX] = model.q_index
-    idata[:, I_V_INDEX] = model.v_index
+    idata[:, I_V_INDEX] = model.qv.v_index
     for i in range(n):
         a = model.axis[i]
         k = int(np.argmax(np.abs(a)))

@@ -72,10 +72,12 @@ def _path_is_plain(model: Model, node: int) -> bool:
     mimic joints or couplings): the condition of the closed-form derivative."""
     path = model.ancestors(node)
     moving = [k for k in path.tolist() if model.moves(k)]
-    cols = [int(model.v_index[k]) for k in moving]
+    cols = [int(model.qv.v_index[k]) for k in moving]
     return (
         len(set(cols)) == len(cols)
-        and all(model.q_scale[k] == 1.0 and model.dof_node[model.v_index[k]] == k for k in moving)
+        and all(
+            model.q_scale[k] == 1.0 and model.qv.dof_node[model.qv.v_index[k]] == k for k in moving
+        )
         and not model.couplings
     )
 
@@ -103,8 +105,8 @@ def manipulability_gradient(
     order = np.full(nv, -1, dtype=np.int64)  # the node of each column (-1: off the path)
     for k in model.ancestors(node).tolist():
         if model.moves(k):
-            v0 = int(model.v_index[k])
-            order[v0 : v0 + (3 if model.dof_type[v0] == 3 else 1)] = k
+            v0 = int(model.qv.v_index[k])
+            order[v0 : v0 + (3 if model.qv.dof_type[v0] == 3 else 1)] = k
     lin, ang = J6[:3], J6[3:]
     dJ = np.zeros((nv, 6, nv))  # dJ[i] = dJ / dv_i
     for i in range(nv):

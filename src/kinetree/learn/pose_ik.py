@@ -1,6 +1,8 @@
 """``model.ik(targets, prior="human")``: IK that starts from, and prefers, a learned pose.
 
-Three steps, each a public call:
+:meth:`PosePrior.start <kinetree.learn.PosePrior.start>` is steps 1 and 2 (the prior
+side of :class:`kinetree.ik.IKPrior`); step 3 is :func:`kinetree.ik.solve`'s
+(:mod:`kinetree.ik.methods.prior`). Three steps, each a public call:
 
 1. **Predict** (:meth:`PosePrior.predict`): the pelvis pose target and the positions of
    whichever of head, hands and feet have targets give every role's position.
@@ -20,8 +22,6 @@ The prior never decides success: the result is the final solve's, judged on FK.
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from typing import Any
 
 import numpy as np
@@ -31,24 +31,20 @@ from ..ik.result import IKResult
 from ..ik.targets import Pose, Position
 from ..model import Model
 from ._body import INPUT_ROLES, BodyLayout
-from .prior import PosePrior, layout_of, load_prior
+from .prior import PosePrior, layout_of
 
-__all__ = ["FIT_DAMPING", "FIT_ITERATIONS", "fit_placed", "fit_pose", "solve_with_prior"]
+__all__ = [
+    "FIT_DAMPING",
+    "FIT_ITERATIONS",
+    "check_finite",
+    "fit_placed",
+    "fit_pose",
+    "solve_with_prior",
+]
 
 #: Iterations of the fit (step 2), and its DLS damping per squared body height.
 FIT_ITERATIONS = 40
 FIT_DAMPING = 0.1
-
-
-def _as_targets(target: Any, frame: str | None) -> dict[str, Any]:
-    if isinstance(target, dict):
-        return dict(target)
-    if frame is None:
-        raise UnsupportedError(
-            "prior= reads targets by body part: pass a dict {frame: target} (the pelvis "
-            "pose and any of head, hands, feet positions) or name the frame"
-        )
-    return {frame: target}
 
 
 def _pose_matrix(frame: str, t: Any) -> np.ndarray | None:
@@ -81,7 +77,9 @@ def _position(frame: str, t: Any) -> np.ndarray | None:
     return None
 
 
-def _check_finite(targets: dict[str, Any]) -> None:
+def check_finite(targets: dict[str, Any]) -> None:
+    """Raise :class:`~kinetree.errors.InvalidValueError` naming the frame of a target
+    with NaN or inf values."""
     for frame, t in targets.items():
         for name in ("T", "xyz", "R", "direction"):
             v = getattr(t, name, None)
@@ -145,7 +143,8 @@ def fit_placed(
 def solve_with_prior(
     model: Model, target: Any, frame: str | None = None, *, prior: Any, **options: Any
 ) -> IKResult:
-    """``model.ik(target, frame, prior=..., **options)``; see the module docstring.
+    """``model.ik(target, frame, prior=prior, **options)`` (:func:`kinetree.ik.solve`
+    with ``prior=``); see the module docstring.
 
     ``prior``: a shipped prior's name (``"human"``), a ``.npz`` path or a
     :class:`PosePrior`. ``rest=`` may not be given with it (the prior is the rest pose);
@@ -154,18 +153,6 @@ def solve_with_prior(
     without the body parts the prior reads (naming them) or batched targets, and
     :class:`~kinetree.errors.InvalidValueError` for NaN targets.
     """
-    t0 = time.perf_counter()
-    pp = load_prior(prior)
-    if options.get("rest") is not None:
-        raise UnsupportedError("prior= sets the rest pose; pass prior= or rest=, not both")
-    targets = _as_targets(target, frame)
-    _check_finite(targets)
-    layout_of(model)  # the body-part check, before any solve
-    q_fit = fit_pose(model, pp, targets, options.pop("q0", None))
-    result = model.ik(targets, q0=q_fit, rest=q_fit, **options)
-    if not np.all(result.success):
-        # The rest pull must never cost the targets: from the same start without it.
-        plain = model.ik(targets, q0=q_fit, **options)
-        if np.all(plain.success):
-            result = plain
-    return dataclasses.replace(result, elapsed=time.perf_counter() - t0)
+    from ..ik import solve
+
+    return solve(model, target, frame, prior=prior, **options)

@@ -98,6 +98,15 @@ class PosePrior:
         np.savez_compressed(out, **arrays)
         return out
 
+    def start(self, model: Model, targets: dict[str, Any], q0: Any = None) -> np.ndarray:
+        """``model``'s configuration ``(nq,)`` of this prior's pose for ``targets``
+        (``{frame: target}``): what ``model.ik(targets, prior=self)`` starts from and
+        prefers (:class:`kinetree.ik.IKPrior`; :func:`~.pose_ik.fit_pose`)."""
+        from .pose_ik import check_finite, fit_pose
+
+        check_finite(targets)
+        return fit_pose(model, self, targets, q0)
+
     def __repr__(self) -> str:
         sizes = [w.shape[1] for w in self.mlp.weights[:-1]]
         return f"PosePrior({self.name!r}, hidden={sizes}, clips={len(self.meta.get('clips', []))})"

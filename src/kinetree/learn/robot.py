@@ -22,6 +22,7 @@ The flow is trained with PyTorch (``kinetree[learn]``); sampling is numpy
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -173,6 +174,14 @@ class LearnedIK:
                 raise InvalidValueError(
                     f"this learned IK was trained on joints the model {model.name!r} lacks: "
                     f"{', '.join(missing)}; the model's joints are: {', '.join(model.joint_names)}"
+                )
+            chain = self.info.get("chain")  # absent in files written before it was kept
+            if chain is not None and chain != chain_digest(model, self.frame, self.joint_names):
+                raise InvalidValueError(
+                    f"this learned IK was trained on the model {self.info.get('model')!r}, whose "
+                    f"chain to {self.frame!r} is not {model.name!r}'s (other link lengths, "
+                    "axes or joints, with the same names): its samples would start far from "
+                    "the target; learn seeds for this model (kinetree.learn.train_ik)"
                 )
             cols = np.array([model.joint_names.index(j) for j in self.joint_names])
             self._columns.put(model, cols)
@@ -347,7 +356,7 @@ def train_ik(
         width,
         conditions,
     )
-    info = {
+    info: dict[str, Any] = {
         "samples": samples,
         "steps": steps,
         "batch": batch,
@@ -361,7 +370,28 @@ def train_ik(
         **summary,
     }
     names = tuple(model.joint_names[c] for c in cols)
+    info["model"] = model.name
+    info["chain"] = chain_digest(model, name, names)
     return LearnedIK(flow, name, names, lower, upper, info)
+
+
+def chain_digest(model: Model, frame: str, joint_names: tuple[str, ...]) -> str:
+    """A fingerprint of what a flow of ``joint_names`` given ``frame``'s pose learned of
+    ``model``: every node from the first one a learned coordinate moves down to
+    ``frame`` (its origin to 1e-9 of the model's unit, axis, joint type, coordinate name,
+    mimic scale and offset). Two models agree on it when the same configurations put
+    ``frame`` at the same pose relative to that node."""
+    path = model.ancestors(model.frame_index(frame))
+    learned = {model.joint_names.index(j) for j in joint_names if j in model.joint_names}
+    first = next((i for i, k in enumerate(path) if model.q_index[k] in learned), 0)
+    h = hashlib.sha1()
+    for k in path[first:].tolist():
+        qi = int(model.q_index[k])
+        h.update((np.round(model.origin[k], 9) + 0.0).tobytes())  # + 0.0: no -0.0
+        h.update((np.round(model.axis[k], 9) + 0.0).tobytes())
+        h.update(np.array([model.joint_type[k], model.q_scale[k], model.q_offset[k]]).tobytes())
+        h.update((model.joint_names[qi] if qi >= 0 else "").encode() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def _learned_columns(model: Model, frame: str, active: Any) -> np.ndarray:
@@ -375,7 +405,7 @@ def _learned_columns(model: Model, frame: str, active: Any) -> np.ndarray:
         cols = np.nonzero(model.active_mask(active))[0]
         if cols.size == 0:
             raise InvalidValueError("active= names no joint: nothing to learn")
-    if np.any(model.quaternion_mask[cols]):
+    if np.any(model.qv.quaternion_mask[cols]):
         raise UnsupportedError(
             "learned IK samples one-number coordinates (revolute, prismatic); leave the "
             "quaternion (ball or free) joints out of active="

@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..geometry import Geometry, GeometryWarning, Mesh
 from ..model import Model
 
@@ -140,12 +140,11 @@ def _attach(model: Model, source: Model, desc: Description) -> dict[str, tuple[G
         spread = np.max(np.abs(D - D[:1]), axis=(0, 2, 3))
         i = int(np.argmin(spread))
         if spread[i] > _TOLERANCE:
-            warnings.warn(
+            warn_outside(
                 f"{model.name}: link {link!r} of {desc.file} follows no frame of the model "
                 f"(closest {model.frame_names[i]!r}, off by {spread[i]:.3g}); its shapes "
                 "are left out",
                 GeometryWarning,
-                stacklevel=3,
             )
             continue
         offset = D[0, i]

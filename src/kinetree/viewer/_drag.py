@@ -38,7 +38,7 @@ def bent_start(model: Model, q: np.ndarray, active: Any) -> np.ndarray:
     range to alternate sides. Joints without finite limits, and quaternion coordinates,
     stay."""
     out = np.array(q, dtype=np.float64, copy=True)
-    mask = model.active_mask(active) & ~model.quaternion_mask
+    mask = model.active_mask(active) & ~model.qv.quaternion_mask
     lo, hi = model.limits[:, 0], model.limits[:, 1]
     idx = np.nonzero(mask & np.isfinite(lo) & np.isfinite(hi))[0]
     side = np.where(np.arange(idx.size) % 2 == 0, 1.0, -1.0)

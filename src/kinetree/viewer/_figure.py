@@ -17,11 +17,11 @@ visual shapes at all is drawn as a skeleton.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
+from .._warnings import warn_outside
 from ..drawing import Parts, bones, missing_bones, model_parts
 from ..geometry import GeometryWarning
 from ..model import Model
@@ -74,11 +74,10 @@ class RobotFigure:
         self.collision: Parts = model_parts(model, "collision", colors=False)
         names = model.frame_names
         for frame, path in self.visual.missing:
-            warnings.warn(
+            warn_outside(
                 f"{model.name}: mesh {path!r} of link {frame!r} could not be read; the link "
                 "is drawn as a skeleton",
                 GeometryWarning,
-                stacklevel=3,
             )
         #: The skinned meshes drawn (a character's body), with their joints' frame indices.
         self.skins = tuple(model.skins) if meshes else ()

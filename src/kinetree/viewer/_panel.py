@@ -103,7 +103,7 @@ _SPHERES_HINT = (
 def slider_coordinates(model: Model) -> list[int]:
     """Indices of ``q`` that get a slider: every coordinate that is one number (the
     four numbers of a quaternion are left to IK and to :meth:`Viewer.show`)."""
-    return [k for k in range(model.nq) if not model.quaternion_mask[k]]
+    return [k for k in range(model.nq) if not model.qv.quaternion_mask[k]]
 
 
 def _slider_range(model: Model, k: int, value: float, size: float) -> tuple[float, float, float]:
@@ -111,7 +111,7 @@ def _slider_range(model: Model, k: int, value: float, size: float) -> tuple[floa
     ``value`` where a limit is infinite (a turn for angles, twice the model's size for
     lengths)."""
     lo, hi = (float(x) for x in model.limits[k])
-    revolute = model.dof_type[model.q_v[k]] == JointType.REVOLUTE
+    revolute = model.qv.dof_type[model.qv.q_v[k]] == JointType.REVOLUTE
     half = np.pi if revolute else 2.0 * size
     if not np.isfinite(lo):
         lo = min(value, 0.0) - half

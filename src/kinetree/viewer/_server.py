@@ -22,9 +22,9 @@ import errno
 import io
 import ipaddress
 import socket
-import warnings
 from typing import Any
 
+from .._warnings import warn_outside
 from ..errors import InvalidValueError, KinetreeError, UnsupportedError
 
 __all__ = ["LOOPBACK", "PortInUseError", "is_loopback", "start_server"]
@@ -116,11 +116,10 @@ def start_server(host: str = LOOPBACK, port: int = 8080, *, label: str | None = 
         raise InvalidValueError(f"host must be an address such as {LOOPBACK!r}, got {host!r}")
     _check_port(host, port)
     if not is_loopback(host):
-        warnings.warn(
+        warn_outside(
             f"the viewer listens on {host}: anyone who can reach this machine can see and "
             "move the model",
             UserWarning,
-            stacklevel=3,
         )
     # viser prints a banner with its own URLs; the caller prints the one that matters.
     with contextlib.redirect_stdout(io.StringIO()):

@@ -256,7 +256,7 @@ def reachability(
     per_chunk = max(1, int(default_chunk if chunk_size is None else chunk_size) // n)
     bounds = chunk_bounds(len(centers), per_chunk)
     handle = shared(model)
-    v_active = model.v_of_coordinates(np.flatnonzero(q_active))
+    v_active = model.qv.v_of_coordinates(np.flatnonzero(q_active))
     chunks = [
         (
             handle,

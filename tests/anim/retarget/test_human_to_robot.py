@@ -235,7 +235,7 @@ def test_speed_limits_hold(walk: kinetree.BVHClip, humanoid: kinetree.Model) -> 
     m = kinetree.retarget(walk.slice(1, 60), humanoid, "cmu", max_joint_speed=1.5)
     info = m.metadata["retarget"]
     base = sorted(info["base_coordinates"])
-    joints = np.setdiff1d(humanoid.v_q[humanoid.v_q >= 0], base)
+    joints = np.setdiff1d(humanoid.qv.v_q[humanoid.qv.v_q >= 0], base)
     step = np.abs(np.diff(m.q[:, joints], axis=0))
     assert step.max() <= 1.5 / m.fps + 1e-12
     assert len(info["speed_capped_frames"]) > 0

@@ -375,7 +375,7 @@ def test_builder_still_builds_chains() -> None:
     b.add_joint("j1", "l0", "l1", axis="y", origin=translation([0.0, 0.0, 0.3]))
     m = b.build()
     assert m.nq == m.nv == 2
-    np.testing.assert_array_equal(m.dof_node, [1, 2])
+    np.testing.assert_array_equal(m.qv.dof_node, [1, 2])
 
 
 def test_view_returning_layout_readers_are_inlined() -> None:

@@ -63,7 +63,7 @@ def test_sizes_names_and_slices(model: Model) -> None:
     )  # fmt: skip
     assert model.q_slice("root") == slice(0, 7)
     assert model.q_slice("shoulder_r") == slice(7, 11)
-    assert model.v_names[:7] == ("root_x", "root_y", "root_z", "root_wx", "root_wy",
+    assert model.qv.v_names[:7] == ("root_x", "root_y", "root_z", "root_wx", "root_wy",
                                  "root_wz", "shoulder_r_wx")  # fmt: skip
     q = model.neutral()
     np.testing.assert_array_equal(q[3:7], [1, 0, 0, 0])

@@ -285,7 +285,7 @@ def bend_limb(robot: Model, q: np.ndarray, root: str, tip: str, away: float) -> 
     best: tuple[float, int, float] | None = None
     for name in moving:
         idx = robot.joint_indices(name)
-        if idx.size != 1 or robot.quaternion_mask[idx[0]]:
+        if idx.size != 1 or robot.qv.quaternion_mask[idx[0]]:
             continue
         k = int(idx[0])
         trials = []

@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 import os
 import time
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..._validate import check_bool, check_count, check_memory, check_positive
+from ..._warnings import warn_outside
 from ...data import FILES, clip_path, names
 from ...errors import InvalidValueError, UnsupportedError
 from ...ik.targets import Pose
@@ -139,13 +139,12 @@ def _unmapped(mp: RetargetMap, robot_roles: Mapping[str, str]) -> tuple[str, ...
     robot_has = set(robot_roles) if robot_roles else set(LIMB_PARTS)
     out = tuple(r for r in LIMB_PARTS if r in robot_has and r not in have)
     if out:
-        warnings.warn(
+        warn_outside(
             f"the source's {', '.join(out)} are not mapped, so the robot's limbs there stay "
             "still (their joint names were not recognised); name them with roles="
             "{role: source joint} or give mapping={source joint: robot frame} (the map's "
             "report: motion.metadata['retarget']['map'].report)",
             UserWarning,
-            stacklevel=3,
         )
     return out
 
@@ -178,7 +177,7 @@ def _continuous(robot: Model, q: np.ndarray) -> np.ndarray:
     """``q`` with each quaternion's sign chosen to agree with the previous frame's (q and
     -q are one rotation; averaging over frames needs them on one side)."""
     out = q.copy()
-    for k in np.flatnonzero(robot.quaternion_mask)[::4].tolist():
+    for k in np.flatnonzero(robot.qv.quaternion_mask)[::4].tolist():
         quat = out[:, k : k + 4]
         flip = np.einsum("ij,ij->i", quat[1:], quat[:-1]) < 0
         sign = np.concatenate([[1.0], np.cumprod(np.where(flip, -1.0, 1.0))])
@@ -591,7 +590,7 @@ def retarget_robot(
         v = float(max_joint_speed)
         if not (math.isfinite(v) and v > 0):
             raise InvalidValueError(f"max_joint_speed must be positive, got {max_joint_speed!r}")
-        simple = robot_model.v_q[robot_model.v_q >= 0]
+        simple = robot_model.qv.v_q[robot_model.qv.v_q >= 0]
         limits = {robot_model.joint_names[int(k)]: v for k in simple if int(k) not in base}
     q, capped = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
     if margin is not None:

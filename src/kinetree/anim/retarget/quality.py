@@ -137,7 +137,7 @@ def retarget_quality(motion: Motion) -> dict[str, Any]:
     robot, q = motion.model, motion.q
     out: dict[str, Any] = {"frames": motion.n_frames}
     out["within_limits"] = bool(np.all(robot.within_limits(q, tol=1e-9)))
-    simple = robot.v_q[robot.v_q >= 0]
+    simple = robot.qv.v_q[robot.qv.v_q >= 0]
     dof = [int(k) for k in simple if int(k) not in info["base_coordinates"]]
     if motion.n_frames > 1 and dof:
         speed = np.abs(np.diff(q[:, dof], axis=0)) * motion.fps

@@ -121,8 +121,8 @@ def joint_centre(model: Model, q: np.ndarray, frame: str, parent: str) -> np.nda
     own = set(model.chain(frame)) - set(model.chain(parent))
     cols: set[int] = set()
     for k in model.joint_indices(sorted(own)) if own else ():
-        v = int(model.q_v[int(k)])
-        cols.update((v, v + 1, v + 2) if model.quaternion_mask[int(k)] else (v,))
+        v = int(model.qv.q_v[int(k)])
+        cols.update((v, v + 1, v + 2) if model.qv.quaternion_mask[int(k)] else (v,))
     J = np.asarray(model.jacobian(q, frame))
     # Least squares over the axis lines, with a small pull towards p so that a direction
     # no axis fixes (one axis, or parallel ones) keeps the frame's own coordinate.

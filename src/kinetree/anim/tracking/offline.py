@@ -55,7 +55,7 @@ def smooth(model: Model, q: np.ndarray, sigma_frames: float) -> np.ndarray:
     w = np.exp(-0.5 * (offsets / sigma_frames) ** 2)
     w /= w.sum()
     idx = np.arange(n)
-    quats = len(model.ball_nodes) > 0
+    quats = len(model.qv.ball_nodes) > 0
     acc = np.zeros((n, model.nv))
     for k, wk in zip(offsets, w):
         other = q[np.clip(idx + k, 0, n - 1)]

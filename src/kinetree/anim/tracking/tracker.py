@@ -144,7 +144,7 @@ class Tracker:
         i_pelvis, i_head = self.sk.index[pelvis], self.sk.index[self.sk.parts["head"]]
         self._rest_rot = (T_rest[i_pelvis, :3, :3], T_rest[i_head, :3, :3])
         self._head_offset = T_rest[i_head, :3, 3] - T_rest[i_pelvis, :3, 3]
-        self._quats = len(model.ball_nodes) > 0
+        self._quats = len(model.qv.ball_nodes) > 0
         self._frames = set(model.frame_names)
         self.reset()
 

@@ -27,8 +27,8 @@ class ConfigurationLimit(Limit):
 
     def bounds(self, model: Model, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         if self._layout is None or self._layout[0] is not model:
-            plain = model.v_q >= 0
-            k = model.v_q[plain]
+            plain = model.qv.v_q >= 0
+            k = model.qv.v_q[plain]
             # Unbounded sides stay infinite: (inf - q) * gain is inf for finite q.
             self._layout = (model, plain, k, model.limits[k, 0], model.limits[k, 1])
         _, plain, k, lo, hi = self._layout

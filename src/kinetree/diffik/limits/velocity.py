@@ -48,7 +48,9 @@ class VelocityLimit(Limit):
         given = self.max_velocity
         if isinstance(given, Mapping):
             for name, speed in given.items():
-                v[model.v_indices(name)] = float(as_array(speed, f"max_velocity[{name!r}]"))
+                v[model.qv.v_of_coordinates(model.joint_indices(name))] = float(
+                    as_array(speed, f"max_velocity[{name!r}]")
+                )
         elif given is not None:
             a = as_array(given, "max_velocity", finite=False)
             if a.ndim == 0:

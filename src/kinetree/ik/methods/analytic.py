@@ -461,7 +461,7 @@ def supports(model: Model) -> bool:
 
 
 def _revolute_mask(model: Model) -> np.ndarray:
-    return np.asarray(model.dof_type == JointType.REVOLUTE)
+    return np.asarray(model.qv.dof_type == JointType.REVOLUTE)
 
 
 def _into_limits(

@@ -304,9 +304,9 @@ def describe_6r(model: Model) -> tuple[Screw6R | None, str]:
     """The recognised arm (or None) and, when None, what is missing, in words."""
     if model.dof != 6:
         return None, f"it has {model.dof} DoF, not 6"
-    if np.any(model.dof_type != JointType.REVOLUTE):
+    if np.any(model.qv.dof_type != JointType.REVOLUTE):
         return None, "not every DoF is a revolute joint"
-    nodes = np.asarray(model.dof_node)
+    nodes = np.asarray(model.qv.dof_node)
     if np.any(nodes < 0):
         return None, "some DoF drive only mimic/scaled joints"
     tip = model.frame_index(None)

@@ -313,7 +313,7 @@ def solve_many(
         raise InvalidValueError("ik_many takes one q0 (nq,)")
     moving = np.nonzero(model.active_mask(opts.active))[0]
     rng = np.random.default_rng(opts.draw_seed())
-    wrap = model.continuous[model.v_q] & (model.v_q >= 0)
+    wrap = model.continuous[model.qv.v_q] & (model.qv.v_q >= 0)
     table = np.empty((n, model.nq))  # the kept solutions as rows, for the distance test
     k = tried = rounds = repeats = 0  # repeats: solutions in a row near kept ones
     share = 1.0  # of the starts that are learned ones
