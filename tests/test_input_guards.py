@@ -365,3 +365,13 @@ def test_check_memory_and_the_other_helpers() -> None:
         _validate.check_bool("yes", "flag")
     with pytest.raises(UnknownNameError, match="f has no keyword 'b'; its keywords are: a"):
         _validate.check_keywords({"b": 1}, ["a"], "f")
+
+
+def test_none_entries_are_named_where_they_are() -> None:
+    panda = kinetree.load("panda")
+    with pytest.raises(InvalidValueError, match=r"q\[0\] is None, not a number"):
+        panda.fk([None] * 7)
+    with pytest.raises(InvalidValueError, match=r"q0\[3\] is None, not a number"):
+        panda.ik(panda.fk(panda.neutral()), q0=[0.0, 0.0, 0.0, None, 0.0, 0.0, 0.0])
+    with pytest.raises(InvalidValueError, match=r"q\[1, 2\] is 'x', not a number"):
+        panda.fk(np.array([[0.0] * 7, [0, 0, "x", 0, 0, 0, 0]], dtype=object))

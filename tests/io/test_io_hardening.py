@@ -954,3 +954,19 @@ def test_huge_mimic_multiplier_is_refused() -> None:
     b.add_joint("j1", "a", "b", axis="z", limits=(-2.0, 2.0))
     with pytest.raises(KinetreeError, match="mimic multiplier"):
         b.add_joint("j2", "b", "c", axis="z", mimic=("j1", 1e308, 0.0))
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_path_is_called_empty(empty: str) -> None:
+    with pytest.raises(InvalidValueError, match="empty path") as info:
+        kinetree.load(empty)
+    assert "folder" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://example.com/robots/arm.urdf", "file:///tmp/arm.urdf", "s3://bucket/a.xml"]
+)
+def test_a_url_is_named_as_given(url: str) -> None:
+    with pytest.raises(UnsupportedError, match="URL") as info:
+        kinetree.load(url)
+    assert repr(url) in str(info.value)  # every slash kept

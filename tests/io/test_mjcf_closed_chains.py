@@ -167,3 +167,20 @@ def test_closed_forms_and_the_gpu_refuse_them():
         model.ik_all(tip, "tip")
     with pytest.raises(UnsupportedError, match="closed chains"):
         model.ik(tip, "tip", device="cuda")
+
+
+def test_a_batch_and_a_direction_keep_the_loop():
+    xml = FOUR_BAR % (PIN % "")
+    model = load_mjcf(xml)
+    m, d = _mujoco(xml)
+    tip0 = model.fk(model.neutral(), "tip")[:3, 3]
+    xyz = np.array([tip0 + np.array([dx, 0.0, 0.0]) for dx in (0.03, 0.1, -0.05)])
+    r = model.ik(kinetree.Position(xyz, mask=[1, 0, 0]), "tip")
+    assert r.success.shape == (3,) and np.all(r.success)
+    for q in r.q:
+        assert np.max(np.abs(_efc(m, d, q))) <= 1e-6
+    z_goal = model.fk(r.q[1], "coupler")[:3, 2]  # a turn of the coupler the linkage reaches
+    r = model.ik(kinetree.Direction(z_goal, axis=[0, 0, 1]), "coupler")
+    assert r.success, r.message
+    assert model.fk(r.q, "coupler")[:3, 2] @ z_goal == pytest.approx(1.0, abs=1e-9)
+    assert np.max(np.abs(_efc(m, d, r.q))) <= 1e-6

@@ -1,5 +1,5 @@
-"""``kinetree.load``: what its messages say for an empty path and a URL, and robots by
-name from one registry (the names ``kinetree.retarget`` takes)."""
+"""Robots by name (``kinetree.io.robot_packages``): one registry and one finder of
+example-robot-data, read by ``kinetree.load`` and by retargeting alike."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import kinetree
-from kinetree.errors import FileFormatError, InvalidValueError, UnsupportedError
+from kinetree.errors import FileFormatError
 from kinetree.io import robot_packages
 
 URDF = """<robot name="tiny">
@@ -16,22 +16,6 @@ URDF = """<robot name="tiny">
   <joint name="hip" type="revolute"><parent link="pelvis"/><child link="thigh"/>
     <origin xyz="0 0 -0.3"/><axis xyz="0 1 0"/><limit lower="-1" upper="1"/></joint>
 </robot>"""
-
-
-@pytest.mark.parametrize("empty", ["", "   "])
-def test_an_empty_path_is_called_empty(empty: str) -> None:
-    with pytest.raises(InvalidValueError, match="empty path") as info:
-        kinetree.load(empty)
-    assert "folder" not in str(info.value)
-
-
-@pytest.mark.parametrize(
-    "url", ["https://example.com/robots/arm.urdf", "file:///tmp/arm.urdf", "s3://bucket/a.xml"]
-)
-def test_a_url_is_named_as_given(url: str) -> None:
-    with pytest.raises(UnsupportedError, match="URL") as info:
-        kinetree.load(url)
-    assert repr(url) in str(info.value)  # every slash kept
 
 
 def test_robots_by_name_come_from_one_registry_and_one_finder(
