@@ -21,17 +21,18 @@ Success is judged on FK of the returned configuration against the caller's targe
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
 
 from ...ik.result import IKResult
-from ...ik.targets import Position
+from ...ik.targets import Pose, Position
 from ...model import Model
 from ..anatomy import clamp
 from ._skeleton import Ground, Skeleton
 
-__all__ = ["RESTARTS", "FrameSolver", "target_errors"]
+__all__ = ["RESTARTS", "FrameSolver", "ik_targets", "target_errors"]
 
 #: Random restarts of the last attempt at a frame that the reference and the last frame
 #: did not solve.
@@ -39,22 +40,30 @@ RESTARTS = 8
 
 
 def target_errors(
-    model: Model, q: np.ndarray, targets: dict[str, Any], index: dict[str, int]
+    T_all: np.ndarray, targets: dict[str, Any], index: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(position errors, orientation errors)`` [length unit, rad] of ``targets`` at ``q``
-    by FK (orientation 0 for position targets)."""
-    T = model.fk_all(q)
+    """``(position errors, orientation errors)`` [length unit, rad] of ``targets`` on the
+    frames' world poses ``T_all`` (``model.fk_all(q)``; orientation 0 for position
+    targets)."""
     pos = np.empty(len(targets))
     rot = np.zeros(len(targets))
     for k, (frame, t) in enumerate(targets.items()):
-        M = T[index[frame]]
-        if isinstance(t, Position):
-            pos[k] = float(np.linalg.norm(M[:3, 3] - np.asarray(t.xyz)))
+        M = T_all[index[frame]]
+        if type(t) is Position:
+            d = M[:3, 3] - t.xyz
+            pos[k] = math.sqrt(float(d @ d))
         else:
-            pos[k] = float(np.linalg.norm(M[:3, 3] - t[:3, 3]))
-            c = 0.5 * (float(np.trace(t[:3, :3].T @ M[:3, :3])) - 1.0)
-            rot[k] = float(np.arccos(np.clip(c, -1.0, 1.0)))
+            d = M[:3, 3] - t[:3, 3]
+            pos[k] = math.sqrt(float(d @ d))
+            c = 0.5 * (float(np.vdot(t[:3, :3], M[:3, :3])) - 1.0)
+            rot[k] = math.acos(min(1.0, max(-1.0, c)))
     return pos, rot
+
+
+def ik_targets(targets: dict[str, Any]) -> dict[str, Any]:
+    """The targets as ``model.ik``'s plain kinds (a 4x4 array as a
+    :class:`~kinetree.ik.Pose`): the compiled drivers' shortest path."""
+    return {f: (Pose(t) if type(t) is np.ndarray else t) for f, t in targets.items()}
 
 
 class FrameSolver:
@@ -86,6 +95,11 @@ class FrameSolver:
             while k > 0 and model.hidden[k]:
                 k = int(model.parent[k])
             self.arm_joints[wrist] = model.chain(wrist, model.node_names[k])
+        #: every sole point's frame index, and the up axis as a position mask
+        self.sole_index = np.array([i for ix in sk.soles.values() for i in ix], dtype=np.int64)
+        self.up_mask = np.zeros(3)
+        if ground is not None:
+            self.up_mask[ground.up] = 1.0
 
     def solve(
         self,
@@ -93,33 +107,51 @@ class FrameSolver:
         q_ref: np.ndarray,
         pins: dict[str, Position],
         inside: np.ndarray | None = None,
-    ) -> tuple[IKResult, bool]:
-        """``(result, pins kept)`` for one frame from ``q_ref``; ``inside``: a
-        configuration within the joint ranges near it (the last solved frame), toward
-        which ``q_ref`` is moved where it is out of range."""
+    ) -> tuple[IKResult, bool, np.ndarray]:
+        """``(result, pins kept, world poses of every frame at the result)`` for one
+        frame from ``q_ref``; ``inside``: a configuration within the joint ranges near
+        it (the last solved frame), toward which ``q_ref`` is moved where it is out of
+        range. The common frame costs one compiled IK call and one FK."""
         m = self.model
         opts = self.options
         if m.swing_twist:
             q_ref = clamp(m, q_ref, inside)  # a start must be within the ranges the solve keeps
-        r = m.ik({**targets, **pins} if pins else targets, q0=q_ref, **opts)
+        plain = ik_targets(targets)
+        r = m.ik({**plain, **pins} if pins else plain, q0=q_ref, **opts)
         kept = bool(pins)
-        if pins and not np.all(r.success):
-            plain = m.ik(targets, q0=q_ref, **opts)
-            r, kept = plain, False
-        if not np.all(r.success):
+        if not r.success:
+            r, kept = self._again(plain, q_ref, pins, inside, r)
+        T_all = m.fk_all(r.q)
+        if self.ground is not None:
+            r, T_all = self._above_ground(plain, pins if kept else {}, r, T_all)
+        return r, kept, T_all
+
+    def _again(
+        self,
+        plain: dict[str, Any],
+        q_ref: np.ndarray,
+        pins: dict[str, Position],
+        inside: np.ndarray | None,
+        r: IKResult,
+    ) -> tuple[IKResult, bool]:
+        """Steps 2-4 of the module docstring, for a frame the first call did not solve."""
+        m = self.model
+        opts = self.options
+        kept = bool(pins)
+        if pins:
+            r, kept = m.ik(plain, q0=q_ref, **opts), False
+        if not r.success:
             # From the last solved frame (the same basin, no pull of a bad reference),
             # then with a few restarts near the reference.
             for start, extra in ((inside, {}), (q_ref, {"restarts": RESTARTS})):
                 if start is None:
                     continue
-                again = m.ik(targets, q0=start, **{**opts, **extra})
-                if np.all(again.success):
+                again = m.ik(plain, q0=start, **{**opts, **extra})
+                if again.success:
                     r = again
                     break
-        if not np.all(r.success):
-            r = self._by_priority(targets, q_ref, r)
-        if self.ground is not None:
-            r = self._above_ground(targets, pins if kept else {}, r)
+        if not r.success:
+            r = self._by_priority(plain, q_ref, r)
         return r, kept
 
     def _by_priority(self, targets: dict[str, Any], q_ref: np.ndarray, r: IKResult) -> IKResult:
@@ -143,26 +175,24 @@ class FrameSolver:
         )
 
     def _above_ground(
-        self, targets: dict[str, Any], pins: dict[str, Position], r: IKResult
-    ) -> IKResult:
+        self, plain: dict[str, Any], pins: dict[str, Position], r: IKResult, T: np.ndarray
+    ) -> tuple[IKResult, np.ndarray]:
         g = self.ground
         assert g is not None
-        T = self.model.fk_all(r.q)
-        tol = 1e-4 * self.sk.height
+        low = T[self.sole_index, g.up, 3] < g.height - 1e-4 * self.sk.height
+        if not low.any():
+            return r, T
         rows: dict[str, Position] = {}
-        mask = np.zeros(3)
-        mask[g.up] = 1.0
-        for ix in self.sk.soles.values():
-            for i in ix:
-                frame = self.model.frame_names[i]
-                if frame in targets or T[i, g.up, 3] >= g.height - tol:
-                    continue
-                p = T[i, :3, 3].copy()
-                p[g.up] = g.height
-                rows[frame] = Position(p, mask=mask)
+        for i in self.sole_index[low]:
+            frame = self.model.frame_names[i]
+            if frame in plain:
+                continue
+            p = T[i, :3, 3].copy()
+            p[g.up] = g.height
+            rows[frame] = Position(p, mask=self.up_mask)
         if not rows:
-            return r
-        again = self.model.ik({**targets, **pins, **rows}, q0=r.q, **self.options)
-        if np.all(again.success) or not np.all(r.success):
-            return again
-        return r
+            return r, T
+        again = self.model.ik({**plain, **pins, **rows}, q0=r.q, **self.options)
+        if again.success or not r.success:
+            return again, self.model.fk_all(again.q)
+        return r, T
