@@ -26,17 +26,32 @@ from typing import Any
 
 import numpy as np
 
+from ...ik.options import IKOptions
 from ...ik.result import IKResult
 from ...ik.targets import Pose, Position
 from ...model import Model
 from ..anatomy import clamp
 from ._skeleton import Ground, Skeleton
 
-__all__ = ["RESTARTS", "FrameSolver", "ik_targets", "target_errors"]
+__all__ = [
+    "LIMB_ITERATIONS",
+    "LONGER_ITERATIONS",
+    "RESTARTS",
+    "FrameSolver",
+    "ik_targets",
+    "target_errors",
+]
 
 #: Random restarts of the last attempt at a frame that the reference and the last frame
 #: did not solve.
 RESTARTS = 8
+#: Iterations of the second attempt at a frame, from where the first stopped.
+LONGER_ITERATIONS = 300
+#: Solve each frame first with the joints private to each target's chain (limbs, neck),
+#: then, where that fails, with the whole body from there.
+LIMBS_FIRST = True
+#: Iterations per attempt of a limb solved alone.
+LIMB_ITERATIONS = 100
 
 
 def target_errors(
@@ -95,6 +110,28 @@ class FrameSolver:
             while k > 0 and model.hidden[k]:
                 k = int(model.parent[k])
             self.arm_joints[wrist] = model.chain(wrist, model.node_names[k])
+        self._local: dict[tuple[str, ...], dict[str, Any] | None] = {}
+        #: per hand and foot frame, the options of an IK moving that limb only
+        self.limb_options: dict[str, dict[str, Any]] = {}
+        pelvis = parts["pelvis"]
+        limbs = dict(self.arm_joints)
+        for s in ("l", "r"):
+            ankle = parts.get(f"ankle_{s}")
+            if ankle is not None:
+                limbs[ankle] = model.chain(ankle, pelvis)
+        for frame, joints in limbs.items():
+            if joints:
+                self.limb_options[frame] = {
+                    **self.options,
+                    "active": joints,
+                    "restarts": RESTARTS,
+                    "max_iter": LIMB_ITERATIONS,
+                }
+        #: position [length unit] and rotation [rad] tolerance of the per-target errors
+        tol = IKOptions(**{k: v for k, v in self.options.items() if k == "tol"}).tol
+        self.tol = (tol[0] * model.length_scale, tol[1])
+        #: the options of a second attempt that goes on from the first's end
+        self.longer = {**self.options, "max_iter": LONGER_ITERATIONS}
         #: every sole point's frame index, and the up axis as a position mask
         self.sole_index = np.array([i for ix in sk.soles.values() for i in ix], dtype=np.int64)
         self.up_mask = np.zeros(3)
@@ -117,7 +154,15 @@ class FrameSolver:
         if m.swing_twist:
             q_ref = clamp(m, q_ref, inside)  # a start must be within the ranges the solve keeps
         plain = ik_targets(targets)
-        r = m.ik({**plain, **pins} if pins else plain, q0=q_ref, **opts)
+        goal = {**plain, **pins} if pins else plain
+        r = None
+        if LIMBS_FIRST:
+            local = self._local_options(tuple(goal))
+            if local is not None:
+                first = m.ik(goal, q0=q_ref, **local)
+                r = first if first.success else m.ik(goal, q0=first.q, **opts)
+        if r is None:
+            r = m.ik(goal, q0=q_ref, **opts)
         kept = bool(pins)
         if not r.success:
             r, kept = self._again(plain, q_ref, pins, inside, r)
@@ -125,6 +170,31 @@ class FrameSolver:
         if self.ground is not None:
             r, T_all = self._above_ground(plain, pins if kept else {}, r, T_all)
         return r, kept, T_all
+
+    def _local_options(self, frames: tuple[str, ...]) -> dict[str, Any] | None:
+        """The options of an IK moving only the joints private to one target's chain
+        (a hand's arm, the head's neck, a foot's leg: none that moves two targets), so
+        the trunk stays where the reference puts it when the limbs can meet their
+        targets; None when that leaves every joint active (one target)."""
+        hit = self._local.get(frames)
+        if hit is not None or frames in self._local:
+            return hit
+        m = self.model
+        count: dict[str, int] = {}
+        for f in frames:
+            for j in m.chain(f):
+                count[j] = count.get(j, 0) + 1
+        # A target with no joint of its own (the pelvis: the root's joints move every
+        # target) brings its whole chain.
+        joints = {j for j, c in count.items() if c == 1}
+        for f in frames:
+            chain = m.chain(f)
+            if not any(j in joints for j in chain):
+                joints.update(chain)
+        active = tuple(j for j in count if j in joints)
+        out = None if len(active) == len(count) else {**self.options, "active": active}
+        self._local[frames] = out
+        return out
 
     def _again(
         self,
@@ -138,8 +208,16 @@ class FrameSolver:
         m = self.model
         opts = self.options
         kept = bool(pins)
-        if pins:
-            r, kept = m.ik(plain, q0=q_ref, **opts), False
+        # Near a stretched limb (a straight knee reaching its ankle target) the steps
+        # shrink: go on from where the first call stopped, with a longer budget.
+        goal = {**plain, **pins} if pins else plain
+        r = m.ik(goal, q0=r.q, **self.longer)
+        if not r.success:
+            r = self._limbs(goal, r)
+        if pins and not r.success:
+            r, kept = m.ik(plain, q0=r.q, **self.longer), False
+            if not r.success:
+                r = self._limbs(plain, r)
         if not r.success:
             # From the last solved frame (the same basin, no pull of a bad reference),
             # then with a few restarts near the reference.
@@ -153,6 +231,26 @@ class FrameSolver:
         if not r.success:
             r = self._by_priority(plain, q_ref, r)
         return r, kept
+
+    def _limbs(self, goal: dict[str, Any], r: IKResult) -> IKResult:
+        """Each hand or foot target that ``r`` leaves unmet solved again with its limb's
+        joints only (with :data:`RESTARTS` restarts: a stretched leg or arm stuck at a
+        joint range), the rest of the body as it is, then every target from there."""
+        m = self.model
+        pos = np.asarray(r.position_error)
+        rot = np.asarray(r.orientation_error)
+        q = r.q
+        moved = False
+        for k, frame in enumerate(goal):
+            opts = self.limb_options.get(frame)
+            if opts is None or (pos[k] <= self.tol[0] and rot[k] <= self.tol[1]):
+                continue
+            q = m.ik({frame: goal[frame]}, q0=q, **opts).q
+            moved = True
+        if not moved:
+            return r
+        again = m.ik(goal, q0=q, **self.options)
+        return again if again.success else r
 
     def _by_priority(self, targets: dict[str, Any], q_ref: np.ndarray, r: IKResult) -> IKResult:
         hands = [f for f in targets if f in self.hands]

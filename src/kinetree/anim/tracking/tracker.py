@@ -68,7 +68,7 @@ PREDICT = 0.8
 #: target).
 UPRIGHT_BLEND = 0.3
 #: Share of the guide's configuration blended into the reference per frame.
-GUIDE_BLEND = 0.35
+GUIDE_BLEND = 1.0
 #: Share of the neutral limbs blended into the reference per frame without a guide.
 REST_BLEND = 0.02
 #: A foot is planted below this speed [body heights / s] ...
