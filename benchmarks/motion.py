@@ -147,12 +147,19 @@ def per_frame_prior(model: kinetree.Model, tracks: dict[str, np.ndarray], n: int
     return q
 
 
-def live(model: kinetree.Model, tracks: dict[str, np.ndarray], n: int, fps: float, floor: float):
+def live(
+    model: kinetree.Model, tracks: dict[str, np.ndarray], n: int, fps: float, floor: float
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The live tracker's motion, and its guide's configurations (the prior's own
+    guesses, before the targets are met; None without a guide)."""
     tr = Tracker(model, fps=fps, ground=floor)
     q = np.empty((n, model.nq))
+    guide = np.empty((n, model.nq))
     for t in range(n):
         q[t] = tr.update(_frame_targets(tracks, t)).q
-    return q
+        if tr.guide_q is not None:
+            guide[t] = tr.guide_q
+    return q, (guide if tr.guide is not None else None)
 
 
 def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[str, list[float]]]:
@@ -170,17 +177,25 @@ def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[st
         for setting in SETTINGS:
             tracks = tracks_of(model, q_true, setting)
             untracked = [s for s in ("l", "r") if sk.parts[f"ankle_{s}"] not in tracks]
-            for method in ("offline", "live", "per-frame prior"):
-                t0 = time.perf_counter()
+            guide: np.ndarray | None = None
+            for method in ("offline", "live", "guide", "per-frame prior"):
+                t0, c0 = time.perf_counter(), time.process_time()
                 if method == "offline":
                     q = track(model, tracks, fps=fps, ground=floor).q
                 elif method == "live":
-                    q = live(model, tracks, n, fps, floor)
+                    q, guide = live(model, tracks, n, fps, floor)
+                elif method == "guide":
+                    if guide is None:
+                        continue
+                    q = guide  # measured on the live run: no time of its own
                 else:
                     q = per_frame_prior(model, tracks, n)
                 ms = (time.perf_counter() - t0) / n * 1e3
+                cpu = (time.process_time() - c0) / n * 1e3
                 row = measures(model, q, q_true, fps, floor)
-                row |= {"met": float(met(model, q, tracks).mean() * 100), "ms": ms}
+                row |= {"met": float(met(model, q, tracks).mean() * 100), "ms": ms, "cpu": cpu}
+                if method == "guide":
+                    row["ms"] = row["cpu"] = float("nan")
                 row["skate"] = skate(model, q, q_true, fps, untracked)
                 row["frames"] = n
                 acc = out.setdefault((setting, method), {})
@@ -199,11 +214,15 @@ def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[st
     return out
 
 
+def _ms(values: list[float]) -> str:
+    return "-" if np.all(np.isnan(values)) else f"{np.mean(values):.2f}"
+
+
 def table(res: dict[tuple[str, str], dict[str, list[float]]]) -> str:
     lines = [
         "| setting | method | frames met | joint error (% height) | jitter ratio (worst clip) "
-        "| foot skate (cm/s) | hyperextended | soles below floor | ms/frame |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| foot skate (cm/s) | hyperextended | soles below floor | ms/frame | CPU ms/frame |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (setting, method), r in res.items():
         if setting == "capture":
@@ -215,7 +234,8 @@ def table(res: dict[tuple[str, str], dict[str, list[float]]]) -> str:
         lines.append(
             f"| {setting} | {method} | {met:.2f} % | {np.mean(r['err']):.2f} | "
             f"{np.mean(r['jitter']):.2f}x ({np.max(r['jitter']):.1f}x) | {skate_s} | "
-            f"{int(np.sum(r['hyper']))} | {int(np.sum(r['below']))} | {np.mean(r['ms']):.2f} |"
+            f"{int(np.sum(r['hyper']))} | {int(np.sum(r['below']))} | {_ms(r['ms'])} | "
+            f"{_ms(r['cpu'])} |"
         )
     cap = res.get(("capture", ""), {}).get("hyper", [])
     lines.append("")

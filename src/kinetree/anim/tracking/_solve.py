@@ -3,16 +3,26 @@ planted feet and the ground.
 
 :class:`FrameSolver` runs ``model.ik`` (the library's solver, its tolerance, limits and
 swing-twist ranges) from the reference configuration ``q_ref``: the damped least-squares
-steps then find the configuration meeting the targets nearest to the reference, so the
-reference decides everything the targets leave free (the null space) and the targets
-decide the rest. In order:
+steps then find a configuration meeting the targets near the reference, so the
+reference decides what the targets leave free (the null space) and the targets decide
+the rest. In order:
 
-1. every target plus the pins of planted feet;
-2. if that fails, without the pins (a foot that can no longer stay is released);
-3. if that fails, from the last solved frame, then with :data:`RESTARTS` restarts;
-4. if that fails, by priority: pelvis, head and feet exact first, then each hand best
+1. **limbs first**: every target plus the pins of planted feet, moving only the joints
+   private to one target's chain (an arm for a hand, the neck for the head, a leg for
+   a foot; the floating base for the pelvis): the trunk stays at the reference's
+   posture. Least-squares steps over the whole body spread a hand's correction over
+   the spine and the base, which moves every joint; the guide's trunk is better than
+   that (the joint error from three 6D points falls by about a third);
+2. the whole body from there, where the limbs alone cannot meet the targets (the
+   common frame ends here: one or two compiled calls);
+3. if that fails, on from where it stopped with :data:`LONGER_ITERATIONS` (a stretched
+   leg reaching its ankle target converges slowly), then each unmet target's own
+   joints alone with restarts (pelvis, head, hands, feet: :meth:`FrameSolver._limbs`),
+   then without the pins (a foot that can no longer stay is released);
+4. if that fails, from the last solved frame, then with :data:`RESTARTS` restarts;
+5. if that fails, by priority: pelvis, head and feet exact first, then each hand best
    effort with its arm's joints only, so an unreachable hand never drags the head;
-5. with a ground, a sole point below it gets a row holding it at the ground height
+6. with a ground, a sole point below it gets a row holding it at the ground height
    (the up axis only), and the frame is solved again from there.
 
 Success is judged on FK of the returned configuration against the caller's targets.
@@ -115,6 +125,10 @@ class FrameSolver:
         self.limb_options: dict[str, dict[str, Any]] = {}
         pelvis = parts["pelvis"]
         limbs = dict(self.arm_joints)
+        head = parts.get("head")
+        if head is not None:
+            limbs[head] = model.chain(head, pelvis)
+        limbs[pelvis] = model.chain(pelvis)
         for s in ("l", "r"):
             ankle = parts.get(f"ankle_{s}")
             if ankle is not None:
@@ -233,17 +247,24 @@ class FrameSolver:
         return r, kept
 
     def _limbs(self, goal: dict[str, Any], r: IKResult) -> IKResult:
-        """Each hand or foot target that ``r`` leaves unmet solved again with its limb's
-        joints only (with :data:`RESTARTS` restarts: a stretched leg or arm stuck at a
-        joint range), the rest of the body as it is, then every target from there."""
+        """Each pelvis, head, hand or foot target that ``r`` leaves unmet solved again
+        with its own joints only (the pelvis: the floating base; the head: the spine and
+        neck above the pelvis; with :data:`RESTARTS` restarts: a stretched leg or a bent
+        spine stuck at a joint range), the rest of the body as it is, then every target
+        from there. Pelvis first, then head, then hands and feet; once one has moved,
+        every later one is solved again too (it moved with it)."""
         m = self.model
         pos = np.asarray(r.position_error)
         rot = np.asarray(r.orientation_error)
+        unmet = {f for k, f in enumerate(goal) if pos[k] > self.tol[0] or rot[k] > self.tol[1]}
         q = r.q
         moved = False
-        for k, frame in enumerate(goal):
+        parts = self.sk.parts
+        trunk = [parts.get("pelvis"), parts.get("head")]
+        order = sorted(goal, key=lambda f: trunk.index(f) if f in trunk else len(trunk))
+        for frame in order:
             opts = self.limb_options.get(frame)
-            if opts is None or (pos[k] <= self.tol[0] and rot[k] <= self.tol[1]):
+            if opts is None or not (frame in unmet or moved):
                 continue
             q = m.ik({frame: goal[frame]}, q0=q, **opts).q
             moved = True
