@@ -18,13 +18,18 @@ hands as 6D poses, no pelvis). Methods: :func:`kinetree.anim.track` (offline),
 prior="human")`` warm-started from the previous frame, each given the capture's floor as
 ``ground=`` where it takes one.
 
+Rows "guide": the live tracker's guide alone (the temporal prior's own configuration
+per frame, before the targets are met), to show what the tracker adds to it.
+
 Columns: frames with every target met (FK of the result within twice the IK tolerance,
 1e-6 [file unit, rad]); mean joint error over the body-part joints in % of the
 skeleton's ankle-to-head height; jitter ratio (mean second difference of those joints'
 positions over the frames / the capture's); foot skate of untracked ankles while the
 capture's own are planted [cm/s]; hyperextended arm/leg frames (a bend below -10
 degrees; the capture's own count beside); frames with a sole point more than 1 % of the
-height below the capture's floor; time per frame [ms], one process, one thread.
+height below the capture's floor; time per frame [ms], one process, one thread, wall
+clock and the process's own CPU time (on a loaded machine the CPU time is what a quiet
+one's wall clock would be).
 """
 
 from __future__ import annotations
@@ -147,12 +152,19 @@ def per_frame_prior(model: kinetree.Model, tracks: dict[str, np.ndarray], n: int
     return q
 
 
-def live(model: kinetree.Model, tracks: dict[str, np.ndarray], n: int, fps: float, floor: float):
+def live(
+    model: kinetree.Model, tracks: dict[str, np.ndarray], n: int, fps: float, floor: float
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The live tracker's motion, and its guide's configurations (the prior's own
+    guesses, before the targets are met; None without a guide)."""
     tr = Tracker(model, fps=fps, ground=floor)
     q = np.empty((n, model.nq))
+    guide = np.empty((n, model.nq))
     for t in range(n):
         q[t] = tr.update(_frame_targets(tracks, t)).q
-    return q
+        if tr.guide_q is not None:
+            guide[t] = tr.guide_q
+    return q, (guide if tr.guide is not None else None)
 
 
 def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[str, list[float]]]:
@@ -170,17 +182,25 @@ def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[st
         for setting in SETTINGS:
             tracks = tracks_of(model, q_true, setting)
             untracked = [s for s in ("l", "r") if sk.parts[f"ankle_{s}"] not in tracks]
-            for method in ("offline", "live", "per-frame prior"):
-                t0 = time.perf_counter()
+            guide: np.ndarray | None = None
+            for method in ("offline", "live", "guide", "per-frame prior"):
+                t0, c0 = time.perf_counter(), time.process_time()
                 if method == "offline":
                     q = track(model, tracks, fps=fps, ground=floor).q
                 elif method == "live":
-                    q = live(model, tracks, n, fps, floor)
+                    q, guide = live(model, tracks, n, fps, floor)
+                elif method == "guide":
+                    if guide is None:
+                        continue
+                    q = guide  # measured on the live run: no time of its own
                 else:
                     q = per_frame_prior(model, tracks, n)
                 ms = (time.perf_counter() - t0) / n * 1e3
+                cpu = (time.process_time() - c0) / n * 1e3
                 row = measures(model, q, q_true, fps, floor)
-                row |= {"met": float(met(model, q, tracks).mean() * 100), "ms": ms}
+                row |= {"met": float(met(model, q, tracks).mean() * 100), "ms": ms, "cpu": cpu}
+                if method == "guide":
+                    row["ms"] = row["cpu"] = float("nan")
                 row["skate"] = skate(model, q, q_true, fps, untracked)
                 row["frames"] = n
                 acc = out.setdefault((setting, method), {})
@@ -199,23 +219,29 @@ def run(clips: dict[str, Path], seconds: float) -> dict[tuple[str, str], dict[st
     return out
 
 
+def _ms(values: list[float]) -> str:
+    return "-" if np.all(np.isnan(values)) else f"{np.mean(values):.2f}"
+
+
 def table(res: dict[tuple[str, str], dict[str, list[float]]]) -> str:
     lines = [
         "| setting | method | frames met | joint error (% height) | jitter ratio (worst clip) "
-        "| foot skate (cm/s) | hyperextended | soles below floor | ms/frame |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| foot skate (cm/s) | hyperextended | soles below floor | ms/frame | CPU ms/frame |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (setting, method), r in res.items():
         if setting == "capture":
             continue
         frames = np.array(r["frames"])
         met = float(np.sum(np.array(r["met"]) * frames) / frames.sum())
+        met_s = "-" if method == "guide" else f"{met:.2f} %"  # a guide need not meet them
         sk = np.array(r["skate"])
         skate_s = "-" if np.all(np.isnan(sk)) else f"{np.nanmean(sk):.1f}"
         lines.append(
-            f"| {setting} | {method} | {met:.2f} % | {np.mean(r['err']):.2f} | "
+            f"| {setting} | {method} | {met_s} | {np.mean(r['err']):.2f} | "
             f"{np.mean(r['jitter']):.2f}x ({np.max(r['jitter']):.1f}x) | {skate_s} | "
-            f"{int(np.sum(r['hyper']))} | {int(np.sum(r['below']))} | {np.mean(r['ms']):.2f} |"
+            f"{int(np.sum(r['hyper']))} | {int(np.sum(r['below']))} | {_ms(r['ms'])} | "
+            f"{_ms(r['cpu'])} |"
         )
     cap = res.get(("capture", ""), {}).get("hyper", [])
     lines.append("")

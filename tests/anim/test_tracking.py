@@ -24,6 +24,7 @@ from kinetree.ik.kernel.swing_twist_layout import swing_twist_angles
 WALK = Path(kinetree.__file__).parent / "data" / "cmu_12_01_walk.bvh"
 N = 24  # frames of the walk used (every 4th: 30 fps)
 TOL = 2e-6  # twice the IK's default tolerance [file unit, rad]
+LEGS = ("HipJoint", "Leg", "Foot", "Toe")  # the walk's leg frames (LeftUpLeg, ...)
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +234,56 @@ def test_motion_prior_guides_but_never_decides(walk):
     assert prior.bound.streams[0].calls == N
     assert _met(model, motion.q, tracks, index).all()
     assert motion.metadata["prior"] == "motion prior"
+
+
+class _TruthStream:
+    """A live guide that knows the capture: frame t's guess is the true configuration."""
+
+    def __init__(self, q: np.ndarray) -> None:
+        self.q, self.t = q, 0
+
+    def step(self, targets):
+        out = self.q[min(self.t, len(self.q) - 1)]
+        self.t += 1
+        return out
+
+    def reset(self) -> None:
+        self.t = 0
+
+
+class _TruthPrior:
+    def __init__(self, q: np.ndarray) -> None:
+        self.q = q
+
+    def bind(self, model, *, roles=None):
+        prior = self
+
+        class _Bound:
+            def stream(self, fps):
+                return _TruthStream(prior.q)
+
+            def offline(self, tracks, fps):
+                return prior.q.copy()
+
+        return _Bound()
+
+
+@pytest.mark.parametrize("vr", [False, True], ids=["four points", "VR"])
+def test_live_tracker_keeps_its_guides_posture(walk, vr):
+    """A guide that is right everywhere is followed: the tracked joints sit where the
+    guide puts them (the capture's), not dragged by a lagging filter, an upright guess
+    of the pelvis or least-squares steps spread over the trunk."""
+    model, q_true, index = walk
+    tracks = _tracks(model, q_true, index, vr)
+    tracker = Tracker(model, fps=30, prior=_TruthPrior(q_true))
+    q = np.array([tracker.update({f: a[t] for f, a in tracks.items()}).q for t in range(N)])
+    assert _met(model, q, tracks, index).all()
+    height = anatomy.body_frame(model).height
+    # The upper body (untracked feet are pinned while planted, the legs follow them).
+    upper = [i for i, n in enumerate(model.frame_names) if not any(k in n for k in LEGS)]
+    P = model.fk_all(q)[:, upper, :3, 3]
+    P_true = model.fk_all(q_true)[:, upper, :3, 3]
+    assert np.linalg.norm(P - P_true, axis=2).mean() < 2e-3 * height
 
 
 # --- bad input: a KinetreeError naming the problem, before any work --------------------

@@ -71,6 +71,11 @@ class Skeleton:
         soles: per side (``"l"``, ``"r"``), the frames whose heights count as the
             foot's sole (ankle, toe and the toe's end).
         base_cols: velocity columns that translate the floating base (empty: fixed).
+        base_q: the configuration coordinates of those columns.
+        base_pinv: ``(len(base_q), 3)``: the base coordinates' change for a world
+            translation of the pelvis, where it is the same at every configuration (a
+            BVH root's position channels); None where it is not (a quaternion base
+            translating in its own frame).
         yaw_col: the velocity column turning the base about the world up (-1: none).
     """
 
@@ -81,6 +86,8 @@ class Skeleton:
     index: dict[str, int]
     soles: dict[str, tuple[int, ...]]
     base_cols: np.ndarray
+    base_q: np.ndarray
+    base_pinv: np.ndarray | None
 
     @property
     def height(self) -> float:
@@ -99,8 +106,11 @@ class Skeleton:
         if self.base_cols.size == 0:
             return q
         m = self.model
-        pelvis = self.parts["pelvis"]
-        J = m.jacobian(q, pelvis)[:3, self.base_cols]
+        if self.base_pinv is not None:  # the base translates along fixed world axes
+            out = q.copy()
+            out[self.base_q] += self.base_pinv @ delta
+            return out
+        J = m.jacobian(q, self.parts["pelvis"])[:3, self.base_cols]
         v = np.zeros(m.nv)
         v[self.base_cols] = np.linalg.lstsq(J, delta, rcond=None)[0]
         return np.asarray(m.integrate(q, v), dtype=np.float64)
@@ -117,6 +127,27 @@ def _base_columns(model: Model, pelvis: str) -> np.ndarray:
     if cols.size and np.linalg.matrix_rank(J[:3, cols]) < 3:
         return np.zeros(0, dtype=np.int64)
     return cols
+
+
+def _base_map(model: Model, pelvis: str, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(base_q, base_pinv)`` of :class:`Skeleton`: the coordinates of the velocity
+    columns ``cols``, and the least-squares map from a world translation to their change
+    when the pelvis Jacobian's columns are the same at the neutral pose and at two other
+    configurations and each column is one coordinate (else None)."""
+    empty = np.zeros(0, dtype=np.int64)
+    if cols.size == 0:
+        return empty, None
+    coords = [np.flatnonzero(np.asarray(model.q_v) == c) for c in cols]
+    if any(c.size != 1 for c in coords) or len(model.ball_nodes) > 0:
+        return empty, None
+    base_q = np.array([int(c[0]) for c in coords], dtype=np.int64)
+    rng = np.random.default_rng(0)
+    J0 = model.jacobian(model.neutral(), pelvis)[:3, cols]
+    for _ in range(2):
+        q = model.neutral() + rng.uniform(-1.0, 1.0, model.nq)
+        if not np.allclose(model.jacobian(q, pelvis)[:3, cols], J0, atol=1e-12):
+            return empty, None
+    return base_q, np.linalg.pinv(J0)
 
 
 def skeleton(model: Model, roles: Mapping[str, str] | None = None) -> Skeleton:
@@ -155,6 +186,8 @@ def skeleton(model: Model, roles: Mapping[str, str] | None = None) -> Skeleton:
         ix = [index[f] for f in frames] + kids[:1]
         soles[s] = tuple(ix)
     del T
+    cols = _base_columns(model, parts["pelvis"])
+    base_q, pinv = _base_map(model, parts["pelvis"], cols)
     return Skeleton(
         model=model,
         parts=parts,
@@ -162,5 +195,7 @@ def skeleton(model: Model, roles: Mapping[str, str] | None = None) -> Skeleton:
         up_axis=up_axis,
         index=index,
         soles=soles,
-        base_cols=_base_columns(model, parts["pelvis"]),
+        base_cols=cols,
+        base_q=base_q,
+        base_pinv=pinv,
     )

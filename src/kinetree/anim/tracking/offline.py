@@ -171,13 +171,14 @@ def track(
         contacts = _contacts(sk, ref, rate, untracked)
         pins = _pins(sk, ref, contacts)
         for t in range(n):
-            r, _ = tracker.solver.solve(frames[t], ref[t], pins[t], q[t])
+            r, _, _ = tracker.solver.solve(frames[t], ref[t], pins[t], q[t])
             q[t] = r.q
             success[t] = bool(np.all(r.success))
     pos = np.empty((n, len(tr.frames)))
     rot = np.empty((n, len(tr.frames)))
+    T_all = model.fk_all(q)
     for t in range(n):
-        pos[t], rot[t] = target_errors(model, q[t], frames[t], sk.index)
+        pos[t], rot[t] = target_errors(T_all[t], frames[t], sk.index)
     contacts = _contacts(sk, q, rate, untracked)
     metadata = {
         "success": success,
