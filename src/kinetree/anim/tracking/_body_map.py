@@ -324,7 +324,8 @@ def _stance(
     ix = sk.index
     lows = []
     for s, a in zip(("l", "r"), ankles):
-        heights = [float(T[i, :3, 3] @ up) for i in sk.soles.get(s, (ix[a],))]
+        sole = [sk.parts[r] for r in (f"ankle_{s}", f"toe_{s}") if r in sk.parts]
+        heights = [float(T[ix[f], :3, 3] @ up) for f in sole]
         lows.append(min(min(heights), float(T[ix[a], :3, 3] @ up) - sole_height(robot, q, a)))
     q = sk.shift_base(q, -min(lows) * up)
     parts = sk.parts
@@ -540,11 +541,11 @@ class HeadHandsMap:
         T_head = np.eye(4)
         T_head[:3, :3] = R_head_r
         T_head[:3, 3] = head_r
-        T_frame = b.head_frame_pose(T_head)
-        if self.head == "yaw":
+        if self.head == "yaw":  # the head point placed, the frame turned about up
             mask = np.abs(up_r)
-            return {b.head_frame: Pose(T_frame, orientation_mask=mask), **out}
-        return {b.head_frame: T_frame, **out}
+            target = Pose(T_head, orientation_mask=mask, point=b.head_offset)
+            return {b.head_frame: target, **out}
+        return {b.head_frame: b.head_frame_pose(T_head), **out}
 
     def _follow(self, cal: _Calibration, p_head: np.ndarray) -> None:
         """Move the origin toward the head's level position: a critically damped

@@ -51,10 +51,12 @@ MAX_ITER = 30
 REST_GAIN = 0.02
 
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+_EYE3 = np.eye(3)
 
 
-def _read_target(role: str, t: Any) -> Any:
-    """A role's target as a float64 4x4 pose or a :class:`Position`."""
+def _read_target(role: str, t: Any, key: str) -> Any:
+    """The target ``key`` of body part ``role`` as a float64 4x4 pose or a
+    :class:`Position`."""
     if isinstance(t, Pose):
         t = t.T
     elif isinstance(t, Position):
@@ -63,26 +65,31 @@ def _read_target(role: str, t: Any) -> Any:
         a = np.asarray(t, dtype=np.float64)
     except (TypeError, ValueError):
         raise InvalidValueError(
-            f"target of {role!r} is not numeric (got {type(t).__name__}); give a 4x4 pose"
+            f"target {key!r} is not numeric (got {type(t).__name__}); give a 4x4 pose"
             + ("" if role == "head" else " or a 3-vector")
         ) from None
     if a.shape == (4, 4):
         if not np.all(np.isfinite(a)):
-            raise InvalidValueError(f"target of {role!r} has NaN or inf values")
-        if not np.allclose(a[3], _LAST_ROW, atol=1e-9):
+            raise InvalidValueError(f"target {key!r} has NaN or inf values")
+        if float(np.abs(a[3] - _LAST_ROW).max()) > 1e-9:
             raise NotRigidError(
-                f"pose of {role!r} is not a rigid transform: its last row must be [0, 0, 0, 1]"
+                f"pose {key!r} is not a rigid transform: its last row must be [0, 0, 0, 1]"
             )
         R = a[:3, :3]
-        if not np.allclose(R.T @ R, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-            raise NotRigidError(f"pose of {role!r} does not hold a rotation matrix")
+        det = float(
+            R[0, 0] * (R[1, 1] * R[2, 2] - R[1, 2] * R[2, 1])
+            - R[0, 1] * (R[1, 0] * R[2, 2] - R[1, 2] * R[2, 0])
+            + R[0, 2] * (R[1, 0] * R[2, 1] - R[1, 1] * R[2, 0])
+        )
+        if float(np.abs(R.T @ R - _EYE3).max()) > 1e-5 or det < 0:
+            raise NotRigidError(f"pose {key!r} does not hold a rotation matrix")
         return a
     if a.shape == (3,) and role != "head":
         if not np.all(np.isfinite(a)):
-            raise InvalidValueError(f"target of {role!r} has NaN or inf values")
+            raise InvalidValueError(f"target {key!r} has NaN or inf values")
         return Position(a)
     want = "a 4x4 pose" + ("" if role == "head" else " or a 3-vector")
-    raise ShapeError(f"target of {role!r} has shape {a.shape}; expected {want}")
+    raise ShapeError(f"target {key!r} has shape {a.shape}; expected {want}")
 
 
 class Teleop:
@@ -173,8 +180,9 @@ class Teleop:
                 )
             for r in ROLES:
                 self.keys[psk.parts[r]] = r
-            if up is None:
-                up = psk.body.up
+            if up is None:  # the world axis nearest the skeleton's up (its floor's normal)
+                k = int(np.argmax(np.abs(psk.body.up)))
+                up = np.eye(3)[k] * np.sign(psk.body.up[k])
             drop, reach = _person_proportions(person, psk)
         self.map = HeadHandsMap(
             self.body,
@@ -206,6 +214,7 @@ class Teleop:
         starts from the robot's standing posture."""
         self.map.reset()
         self.q_prev: np.ndarray = self.body.stance.copy()
+        self.targets: dict[str, Any] = {}
 
     def calibrate(self, targets: Mapping[str, Any]) -> None:
         """Calibrate on ``targets`` (one frame, the person standing and looking ahead):
@@ -245,7 +254,7 @@ class Teleop:
                 )
             if role in out:
                 raise InvalidValueError(f"two targets for the {role!r} body part")
-            out[role] = _read_target(role, t)
+            out[role] = _read_target(role, t, key)
         missing = [r for r in ROLES if r not in out]
         if missing:
             raise InvalidValueError(
@@ -255,9 +264,10 @@ class Teleop:
         return out
 
     def robot_targets(self, targets: Mapping[str, Any]) -> dict[str, Any]:
-        """The robot's targets ``{frame: 4x4 or Position}`` for one frame of the
+        """The robot's targets ``{frame: 4x4, Pose or Position}`` for one frame of the
         person's (head, hands and the fixed feet), without solving (calibrating first
-        if not yet)."""
+        if not yet). With ``follow=`` this is a step of the stream (the origin moves);
+        :attr:`targets` keeps those of the last :meth:`update`."""
         tg = self._read(targets)
         if self.map.cal is None:
             self.calibrate(tg)
@@ -271,6 +281,7 @@ class Teleop:
         :class:`~kinetree.errors.KinetreeError` for bad targets before any solve."""
         t0 = time.perf_counter()
         full = self.robot_targets(targets)
+        self.targets = full
         m = self.robot
         r = m.ik(full, q0=self.q_prev, options=self.options)
         if not bool(np.all(r.success)):
@@ -301,7 +312,7 @@ class Teleop:
             frames=tuple(full),
             message="a hand is out of reach; met the rest",
         )
-        return out if _better(out, r) else r
+        return out
 
     def run(self, tracks: Mapping[str, Any]) -> Motion:
         """The robot's :class:`~kinetree.anim.Motion` for whole tracks ``{"head": (T, 4,
@@ -337,7 +348,8 @@ def _errors(
     model: Model, q: np.ndarray, targets: dict[str, Any], index: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(position errors, orientation errors)`` [m, rad] of the robot targets at ``q``
-    by FK; a head :class:`Pose` with an orientation mask counts its masked axes only."""
+    by FK; a head :class:`Pose` with a ``point`` places that point, and with an
+    orientation mask counts its masked axes only."""
     T = model.fk_all(q)
     pos = np.empty(len(targets))
     rot = np.zeros(len(targets))
@@ -347,7 +359,10 @@ def _errors(
             pos[k] = float(np.linalg.norm(M[:3, 3] - np.asarray(t.xyz)))
             continue
         A = t.T if isinstance(t, Pose) else t
-        pos[k] = float(np.linalg.norm(M[:3, 3] - A[:3, 3]))
+        p = M[:3, 3]
+        if isinstance(t, Pose) and t.point is not None:
+            p = M[:3, :3] @ np.asarray(t.point) + p
+        pos[k] = float(np.linalg.norm(p - A[:3, 3]))
         rot[k] = float(np.linalg.norm(_rotation_error(A[:3, :3], M[:3, :3], t)))
     return pos, rot
 
@@ -383,7 +398,7 @@ def _person_proportions(person: Model, psk: Any) -> tuple[float | None, float | 
 
     if not all(f"shoulder_{s}" in parts for s in ("l", "r")):
         return None, None
-    soles = [i for ixs in psk.soles.values() for i in ixs]
+    soles = [ix[parts[r]] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in parts]
     if not soles:
         return None, None
     floor = min(float(T[i, :3, 3] @ up) for i in soles)
