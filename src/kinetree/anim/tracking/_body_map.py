@@ -77,7 +77,7 @@ KNEE_BEND = 0.3
 #: The robot's head point leans at most this fraction of its height from above its
 #: feet, and rises at most this fraction of the stance's crouch above the stance.
 LEAN = 0.08
-RISE = 0.8
+RISE = 0.5
 #: A hand target is kept within this fraction of the arm's length of its shoulder (a
 #: straight elbow is a singularity).
 REACH = 0.97
@@ -117,7 +117,11 @@ def _level(v: np.ndarray, up: np.ndarray) -> np.ndarray | None:
 
 def _rotation_between(a: np.ndarray, b: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """The rotation about ``axis`` taking the direction ``a`` to ``b`` (both level)."""
-    angle = np.arctan2(float(np.cross(a, b) @ axis), float(a @ b))
+    return _rotation_about(axis, float(np.arctan2(float(np.cross(a, b) @ axis), float(a @ b))))
+
+
+def _rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
+    """The rotation by ``angle`` [rad] about the unit ``axis``."""
     K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
@@ -127,7 +131,8 @@ def _yaw_of(R: np.ndarray, forward: np.ndarray, up: np.ndarray) -> np.ndarray:
     turned = _level(R @ forward, up)
     if turned is None:
         return np.eye(3)
-    return _rotation_between(_level(forward, up) if _level(forward, up) is not None else forward, turned, up)
+    ahead = _level(forward, up)
+    return _rotation_between(forward if ahead is None else ahead, turned, up)
 
 
 def _geometry_centre(model: Model, frame: str) -> np.ndarray | None:
@@ -180,6 +185,7 @@ class RobotBody:
         crouch: how far the stance's pelvis is below the straight-legged one [m].
         arm_reach: shoulders' midpoint to shoulder to elbow to wrist, sides averaged [m].
         arm_joints: ``{wrist frame: joints}`` from the chest (or pelvis) to the wrist.
+        upper_joints: the joints above the pelvis (none of the legs' or the base's).
     """
 
     model: Model
@@ -199,6 +205,7 @@ class RobotBody:
     crouch: float
     arm_reach: float
     arm_joints: dict[str, tuple[str, ...]]
+    upper_joints: tuple[str, ...]
 
     def head_pose(self, T_frame: np.ndarray) -> np.ndarray:
         """The head point's pose ``(4, 4)`` given the head frame's pose."""
@@ -311,6 +318,7 @@ def robot_body(
         crouch=crouch,
         arm_reach=float(np.mean(reach)),
         arm_joints=arm_joints,
+        upper_joints=_upper_joints(robot, parts),
     )
 
 
@@ -347,6 +355,18 @@ def _stance(
     return np.asarray(r.q, dtype=np.float64), drop
 
 
+def _upper_joints(robot: Model, parts: Mapping[str, str]) -> tuple[str, ...]:
+    """The joints that move the head or a wrist but neither the pelvis nor an ankle."""
+    below = set(robot.chain(parts["pelvis"]))
+    for s in ("l", "r"):
+        below |= set(robot.chain(parts[f"ankle_{s}"]))
+    above: list[str] = []
+    for role in ("head", "neck", "chest", "wrist_l", "wrist_r"):
+        if role in parts:
+            above += [j for j in robot.chain(parts[role]) if j not in below and j not in above]
+    return tuple(above)
+
+
 def _bent_knees(robot: Model, sk: Skeleton, q: np.ndarray) -> np.ndarray:
     """``q`` with each one-axis knee joint bent by :data:`KNEE_BEND` the way that moves
     the ankle backward (a straight knee is a singularity for lowering the pelvis)."""
@@ -379,11 +399,15 @@ class _Calibration:
     up: np.ndarray  # the person's up
     origin: np.ndarray  # the person's floor point under the calibrated head
     velocity: np.ndarray  # the origin's velocity per frame (``follow=``)
+    forward: np.ndarray  # the person's forward at calibration
     scale: float
     arm_scale: float
     drop: float  # the person's shoulder drop below the head [person unit]
     R0: dict[str, np.ndarray]  # the person's calibration orientations, by role
     R_robot: dict[str, np.ndarray]  # the robot's calibration orientations, by role
+    heading: float = 0.0  # the followed turn of the head about up [rad]
+    heading_rate: float = 0.0  # its rate [rad per frame]
+    heading_raw: float = 0.0  # the last unwrapped turn of the head [rad]
 
 
 ROLES = ("head", "wrist_l", "wrist_r")
@@ -483,8 +507,9 @@ class HeadHandsMap:
         }
         R0 = {r: np.asarray(tg[r])[:3, :3].copy() for r in ROLES if not _is_position(tg[r])}
         self.cal = _Calibration(
-            C, up, origin, np.zeros(3), scale, arm_scale, float(drop), R0, R_robot
-        )
+            C, up, origin, np.zeros(3), A_person[:, 2].copy(), scale=scale,
+            arm_scale=arm_scale, drop=float(drop), R0=R0, R_robot=R_robot,
+        )  # fmt: skip
 
     def set_robot_orientations(self, R: Mapping[str, np.ndarray]) -> None:
         """The robot's orientations ``{role: (3, 3)}`` that the calibration frame's
@@ -503,7 +528,8 @@ class HeadHandsMap:
         up_r = b.up
         p_head = _position(tg["head"])
         if self.follow is not None:
-            self._follow(cal, p_head)
+            tg = self._follow(cal, tg, p_head)
+            p_head = _position(tg["head"])
         # The head point: scaled from the origin, leaning and rising no further than the
         # standing robot can (its feet stay where they are).
         d = cal.scale * (cal.C @ (p_head - cal.origin))
@@ -547,17 +573,42 @@ class HeadHandsMap:
             return {b.head_frame: target, **out}
         return {b.head_frame: b.head_frame_pose(T_head), **out}
 
-    def _follow(self, cal: _Calibration, p_head: np.ndarray) -> None:
-        """Move the origin toward the head's level position: a critically damped
-        alpha-beta filter (gains ``1 - l^2`` and ``(1 - l)^2``, ``l`` the decay per
-        frame), which follows a steady walk without lag."""
-        level = p_head - float((p_head - cal.origin) @ cal.up) * cal.up
+    def _follow(
+        self, cal: _Calibration, tg: Mapping[str, Any], p_head: np.ndarray
+    ) -> dict[str, Any]:
+        """Move the origin toward the head's level position and the heading toward the
+        head's, each by a critically damped alpha-beta filter (gains ``1 - l^2`` and
+        ``(1 - l)^2``, ``l`` the decay per frame: a steady walk or turn is followed
+        without lag), and return the targets turned back by that heading about the
+        origin (a person who turns around stays facing the robot's way)."""
         lam = self.follow
         assert lam is not None
+        a, b = 1.0 - lam * lam, (1.0 - lam) ** 2
+        level = p_head - float((p_head - cal.origin) @ cal.up) * cal.up
         predicted = cal.origin + cal.velocity
         e = level - predicted
-        cal.origin = predicted + (1.0 - lam * lam) * e
-        cal.velocity = cal.velocity + (1.0 - lam) ** 2 * e
+        cal.origin = predicted + a * e
+        cal.velocity = cal.velocity + b * e
+        turned = _level(np.asarray(tg["head"])[:3, :3] @ cal.R0["head"].T @ cal.forward, cal.up)
+        if turned is not None:
+            raw = float(np.arctan2(np.cross(cal.forward, turned) @ cal.up, cal.forward @ turned))
+            raw += 2.0 * np.pi * round((cal.heading_raw - raw) / (2.0 * np.pi))  # unwrapped
+            cal.heading_raw = raw
+            predicted_h = cal.heading + cal.heading_rate
+            eh = raw - predicted_h
+            cal.heading = predicted_h + a * eh
+            cal.heading_rate = cal.heading_rate + b * eh
+        R = _rotation_about(cal.up, -cal.heading)
+        out: dict[str, Any] = {}
+        for role, t in tg.items():
+            if isinstance(t, Position):
+                out[role] = Position(cal.origin + R @ (np.asarray(t.xyz) - cal.origin))
+                continue
+            M = np.array(t, dtype=np.float64)
+            M[:3, :3] = R @ M[:3, :3]
+            M[:3, 3] = cal.origin + R @ (M[:3, 3] - cal.origin)
+            out[role] = M
+        return out
 
 
 def _is_position(t: Any) -> bool:

@@ -13,8 +13,10 @@ fixed where the robot stands and the floating base free:
    standing posture in that null space keeps it from drifting over a long stream.
 2. **Joint limits** hold on every iterate (``respect_limits``).
 3. **Priorities** when the targets cannot all be met (a hand beyond the robot's reach):
-   the feet and the head first, then each hand best effort with its arm's joints only,
-   the result ``success=False``.
+   the feet and the head first, then each hand best effort with its arm's joints only;
+   where the head cannot be met either (a person jumping), the upper body alone (the
+   legs and base still) does its best for head and hands. The result is then
+   ``success=False`` and the feet never leave their place.
 
 Causal (frame ``t`` uses frames up to ``t``), constant memory (the last configuration,
 the calibration and, with ``follow=``, one filtered point).
@@ -43,10 +45,13 @@ from ._body_map import ROLES, HeadHandsMap, RobotBody, robot_body
 from ._skeleton import skeleton
 from .tracker import check_rate
 
-__all__ = ["MAX_ITER", "REST_GAIN", "Teleop"]
+__all__ = ["HAND_TURN_WEIGHT", "MAX_ITER", "REST_GAIN", "Teleop"]
 
 #: Iterations of the per-frame solve (from the last frame's configuration).
 MAX_ITER = 30
+#: Weight [m/rad] of a hand's turn against its place in the best-effort solve of a hand
+#: out of reach (its place matters more to the task).
+HAND_TURN_WEIGHT = 0.05
 #: Gain of the pull toward the standing posture in the targets' null space, per iteration.
 REST_GAIN = 0.02
 
@@ -203,6 +208,7 @@ class Teleop:
             self._arm = {
                 f: IKOptions(**base, active=joints) for f, joints in self.body.arm_joints.items()
             }
+            self._upper = IKOptions(**base, active=self.body.upper_joints)
         except TypeError as exc:
             raise InvalidValueError(f"unknown IK option: {exc}") from None
         self.reset()
@@ -298,10 +304,31 @@ class Teleop:
         exact = {f: t for f, t in full.items() if f not in b.hands}
         first = m.ik(exact, q0=self.q_prev, options=self._plain)
         if not bool(np.all(first.success)):
-            return r
+            # The head cannot be met either: the upper body alone does its best for the
+            # head and hands, from the last frame, so the feet stay exactly where they are.
+            upper = {f: t for f, t in full.items() if f not in b.feet}
+            best = m.ik(upper, q0=self.q_prev, options=self._upper)
+            pos, rot = _errors(m, best.q, full, b.sk.index)
+            return dataclasses.replace(
+                best,
+                success=False,
+                position_error=pos,
+                orientation_error=rot,
+                frames=tuple(full),
+                message="the head is out of the standing robot's reach; feet kept, best effort",
+            )
         q = first.q
         for f in b.hands:
-            q = m.ik({f: full[f]}, q0=q, options=self._arm[f]).q
+            # The hand's place first (its turn weighed lightly), then its turn where the
+            # wrist allows it.
+            t = full[f]
+            if isinstance(t, np.ndarray):
+                light = Pose(t, orientation_weight=HAND_TURN_WEIGHT)
+                placed = m.ik({f: light}, q0=q, options=self._arm[f])
+                turned = m.ik({f: t}, q0=placed.q, options=self._arm[f])
+                q = turned.q if bool(np.all(turned.success)) else placed.q
+            else:
+                q = m.ik({f: t}, q0=q, options=self._arm[f]).q
         pos, rot = _errors(m, q, full, b.sk.index)
         out = dataclasses.replace(
             first,
