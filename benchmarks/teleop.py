@@ -71,7 +71,9 @@ def person_stream(path: Path, seconds: float) -> tuple[Any, np.ndarray, float, f
     q = np.asarray(clip.q[::step][1 : 1 + int(seconds * fps)], dtype=np.float64)
     sk = skeleton(model)
     T = model.fk_all(q)
-    feet = [sk.index[sk.parts[r]] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in sk.parts]
+    feet = [
+        sk.index[sk.parts[r]] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in sk.parts
+    ]
     floor = float(T[:, feet, sk.up_axis, 3].min())
     tracks = {sk.parts[r]: T[:, sk.index[sk.parts[r]]] for r in ROLES}
     return clip, q, fps, floor, tracks

@@ -6,7 +6,6 @@ into ``retarget_robot``."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -160,7 +159,7 @@ def test_out_of_reach_hand_is_best_effort(person) -> None:
 
 
 def test_positions_for_hands_and_roles_as_keys(person) -> None:
-    model, tracks = person
+    _, tracks = person
     tp = Teleop("humanoid", fps=30)  # no person model: roles as keys, proportions
     for t in range(5):
         f = _frame(tracks, t)
@@ -199,12 +198,15 @@ def test_bad_targets_refused(person, change, error, words) -> None:
     assert tp.map.cal is None  # nothing was calibrated or solved
 
 
-def test_bad_construction_refused(person) -> None:
-    model, _ = person
+def test_bad_construction_refused() -> None:
     with pytest.raises(InvalidValueError, match="fps"):
         Teleop("humanoid", fps=0)
     with pytest.raises(InvalidValueError, match="scale"):
         Teleop("humanoid", fps=30, scale=-1.0)
+    with pytest.raises(InvalidValueError, match="follow"):
+        Teleop("humanoid", fps=30, follow=True)
+    with pytest.raises(InvalidValueError, match="floor"):
+        Teleop("humanoid", fps=30, floor=float("nan"))
     with pytest.raises(InvalidValueError, match="head must be one of"):
         Teleop("humanoid", fps=30, head="nod")
     with pytest.raises(InvalidValueError, match="up must be"):

@@ -30,6 +30,7 @@ calibrated on the person's first frame (standing, looking ahead, hands low):
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -257,7 +258,9 @@ def robot_body(
     up[sk.up_axis] = np.sign(body.up[sk.up_axis])
     left = _level(body.left, up)
     if left is None:
-        raise UnsupportedError(f"robot {robot.name!r}: its left and right sides are one above the other")
+        raise UnsupportedError(
+            f"robot {robot.name!r}: its left and right sides are one above the other"
+        )
     axes = np.stack([left, up, np.cross(left, up)], axis=1)
     ankles = (parts["ankle_l"], parts["ankle_r"])
     crouch = 0.0
@@ -267,8 +270,7 @@ def robot_body(
         q = np.asarray(stance, dtype=np.float64)
         if q.shape != (robot.nq,) or not np.all(np.isfinite(q)):
             raise InvalidValueError(
-                f"stance must be {robot.nq} finite numbers (one configuration), got shape "
-                f"{q.shape}"
+                f"stance must be {robot.nq} finite numbers (one configuration), got shape {q.shape}"
             )
         q = robot.normalize(q)
     T = robot.fk_all(q)
@@ -341,7 +343,7 @@ def _stance(
     for s in ("l", "r"):
         chain = [f"hip_{s}", f"knee_{s}", f"ankle_{s}"]
         pts = [T[ix[parts[r]], :3, 3] for r in chain if r in parts]
-        legs.append(sum(float(np.linalg.norm(b - a)) for a, b in zip(pts, pts[1:])))
+        legs.append(sum(float(np.linalg.norm(b - a)) for a, b in itertools.pairwise(pts)))
     T = robot.fk_all(q)
     pelvis = parts["pelvis"]
     T_pelvis = T[ix[pelvis]].copy()

@@ -25,6 +25,7 @@ the calibration and, with ``follow=``, one filtered point).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import time
 from collections.abc import Mapping
@@ -155,17 +156,10 @@ class Teleop:
         **ik_options: Any,
     ) -> None:
         self.fps = check_rate(fps)
-        for name, v in (("floor", floor), ("scale", scale), ("arm_scale", arm_scale)):
-            if v is None and name != "floor":
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise InvalidValueError(f"{name} must be a number, got {v!r}")
-            if not np.isfinite(v) or (name != "floor" and v <= 0):
-                raise InvalidValueError(f"{name} must be finite{'' if name == 'floor' else ' and > 0'}, got {v!r}")
-        if follow is not None:
-            follow = check_rate(follow) if not isinstance(follow, bool) else follow
-            if isinstance(follow, bool):
-                raise InvalidValueError(f"follow must be a time [s] > 0 or None, got {follow!r}")
+        _check_number("floor", floor, positive=False)
+        for name, v in (("scale", scale), ("arm_scale", arm_scale), ("follow", follow)):
+            if v is not None:
+                _check_number(name, v, positive=True)
         for bad in ("q0", "rest", "active", "pin"):
             if bad in ik_options:
                 raise InvalidValueError(f"{bad}= is set by Teleop; leave it out")
@@ -402,6 +396,15 @@ def _rotation_error(R_target: np.ndarray, R: np.ndarray, t: Any) -> np.ndarray:
     return e if mask is None else e * np.asarray(mask, dtype=np.float64)
 
 
+def _check_number(name: str, v: Any, *, positive: bool) -> None:
+    """:class:`~kinetree.errors.InvalidValueError` unless ``v`` is a finite number (and
+    > 0 where ``positive``)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InvalidValueError(f"{name} must be a number, got {v!r}")
+    if not np.isfinite(v) or (positive and v <= 0):
+        raise InvalidValueError(f"{name} must be finite{' and > 0' if positive else ''}, got {v!r}")
+
+
 def _better(a: IKResult, b: IKResult) -> bool:
     """Whether ``a`` is nearer its targets than ``b`` (success first, then the error)."""
     sa, sb = bool(np.all(a.success)), bool(np.all(b.success))
@@ -440,5 +443,5 @@ def _person_proportions(person: Model, psk: Any) -> tuple[float | None, float | 
         if f"elbow_{s}" in parts:
             chain.append(p(f"elbow_{s}"))
         chain.append(p(f"wrist_{s}"))
-        reach.append(sum(float(np.linalg.norm(b - a)) for a, b in zip(chain, chain[1:])) / h)
+        reach.append(sum(float(np.linalg.norm(b - a)) for a, b in itertools.pairwise(chain)) / h)
     return drop, float(np.mean(reach))
