@@ -194,7 +194,12 @@ class Teleop:
             proportions=(drop, reach),
             head=head,
         )
-        base = {"method": "dls", "max_iter": MAX_ITER, "restarts": 0, "time_budget": None}
+        base: dict[str, Any] = {
+            "method": "dls",
+            "max_iter": MAX_ITER,
+            "restarts": 0,
+            "time_budget": None,
+        }
         base |= ik_options
         try:
             self.options = IKOptions(**base, rest=tuple(self.body.stance), rest_gain=REST_GAIN)
@@ -350,13 +355,13 @@ class Teleop:
         n = next(iter(lengths.values()))
         q = np.empty((n, self.robot.nq))
         ok = np.zeros(n, dtype=bool)
-        pos = rot = None
+        pos = rot = np.empty((n, 0))
         frames: tuple[str, ...] = ()
         for t in range(n):
             r = self.update({k: a[t] for k, a in arrays.items()})
             q[t] = r.q
             ok[t] = bool(np.all(r.success))
-            if pos is None:
+            if t == 0:
                 frames = tuple(r.frames)
                 pos = np.empty((n, len(frames)))
                 rot = np.empty((n, len(frames)))
@@ -379,7 +384,7 @@ def _errors(
         if isinstance(t, Position):
             pos[k] = float(np.linalg.norm(M[:3, 3] - np.asarray(t.xyz)))
             continue
-        A = t.T if isinstance(t, Pose) else t
+        A = np.asarray(t.T if isinstance(t, Pose) else t, dtype=np.float64)
         p = M[:3, 3]
         if isinstance(t, Pose) and t.point is not None:
             p = M[:3, :3] @ np.asarray(t.point) + p
