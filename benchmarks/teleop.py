@@ -40,22 +40,13 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ.setdefault(_v, "1")
 
 import numpy as np  # noqa: E402
+from motion import CLIPS  # noqa: E402  (the held-out clips of benchmarks/motion.py)
 
 import kinetree  # noqa: E402
 from kinetree.anim import Motion, Teleop, Tracker  # noqa: E402
 from kinetree.anim.tracking._skeleton import skeleton  # noqa: E402
 from kinetree.ik import Pose, Position  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
-CLIPS = {
-    "walk": ROOT / "src" / "kinetree" / "data" / "cmu_12_01_walk.bvh",
-    "dance": DATA / "mocap" / "cmu_05_04_dance.bvh",
-    "turn": DATA / "mocap" / "cmu_05_03_turn_step.bvh",
-    "run": DATA / "mocap" / "xia_angry_13_000_run.bvh",
-    "jump": DATA / "mocap" / "xia_neutral_16_000_jump.bvh",
-    "131_01": DATA / "bvh_corpus" / "bvh11-cmu" / "resources__131_01.bvh",
-}
 TOL = 2e-6
 SPIKE = 0.25  # [rad]
 ROLES = ("head", "wrist_l", "wrist_r")
