@@ -87,15 +87,23 @@ def _check_met(robot: kinetree.Model, q: np.ndarray, targets: dict) -> None:
             assert angle <= 10 * TOL, frame  # arccos loses digits near 0
 
 
-def test_humanoid_targets_met_limits_kept_feet_fixed(person) -> None:
+@pytest.mark.parametrize("head", ["yaw", "pose"])
+def test_humanoid_targets_met_limits_kept_feet_fixed(person, head) -> None:
     model, tracks = person
-    tp = Teleop("humanoid", fps=30, person=model)
+    tp = Teleop("humanoid", fps=30, person=model, head=head)
     robot = tp.robot
     feet = {f: T.copy() for f, T in tp.body.feet.items()}
     for t in range(N):
-        targets = tp.robot_targets(_frame(tracks, t))
         r = tp.update(_frame(tracks, t))
-        assert bool(np.all(r.success)), (t, r.message)
+        targets = tp.targets
+        if head == "pose":
+            # The whole head pose (a 6D target on the head frame) is met on every
+            # frame; the hands may fall short where the neck turns the head but not
+            # the shoulders the map assumes (the reason "yaw" is the default).
+            assert isinstance(targets[tp.body.head_frame], np.ndarray)
+            targets = {f: v for f, v in targets.items() if f not in tp.body.hands}
+        else:
+            assert bool(np.all(r.success)), (t, r.message)
         _check_met(robot, r.q, targets)
         assert robot.within_limits(r.q)
         for f, T in feet.items():  # the feet never move
