@@ -42,7 +42,8 @@ from ...model import Model
 from ...spatial import matrix_to_axis_angle
 from ..motion import Motion
 from ..retarget.robots import load_robot
-from ._body_map import ROLES, HeadHandsMap, RobotBody, robot_body
+from ._body_map import ROLES, HeadHandsMap
+from ._robot_body import RobotBody, robot_body
 from ._skeleton import skeleton
 from .tracker import check_rate
 
