@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/interleaved.py  # kinetree auto vs rtb ik_LM in one process
 	$(BIN)/pip install -q example-robot-data  # the G1 of the retargeting benchmark
 	$(BIN)/python benchmarks/retarget_motion.py  # retargeting onto the G1 as motion: spikes, jerk, dips
+	$(BIN)/python benchmarks/teleop.py  # a tracked person's head and hands drive the G1, frame by frame
 	$(MAKE) bench-collision bench-diffik
 	$(MAKE) bench-learned bench-wholebody
 

@@ -14,7 +14,8 @@ editing clips by IK targets, retargeting human motion onto robots.
 * :func:`track` and :class:`Tracker` (:mod:`kinetree.anim.tracking`): motion from sparse
   trackers (head, hands, feet, pelvis), a whole clip offline or a live stream, every
   target met on every frame and smooth between them; :mod:`kinetree.anim.anatomy`:
-  human joint ranges for skeletons read from files.
+  human joint ranges for skeletons read from files. :class:`Teleop`: a person's head and
+  hands (VR, or a tracked motion) driving a humanoid robot frame by frame.
 * :mod:`kinetree.anim.retarget`: :func:`retarget_robot` (``kinetree.retarget``), a human
   clip onto a humanoid robot with a floating base: ready-made and guessed joint maps
   (:class:`RetargetMap`), unit and up-axis conversion, per-segment scaling, planted feet
@@ -51,7 +52,7 @@ from .retarget import (
     self_collision_frames,
 )
 from .rotations import BallJoint, ball_joints, decompose, decompose_all, sequence_matrix, slerp
-from .tracking import Tracker, track
+from .tracking import Teleop, Tracker, track
 
 __all__ = [
     "EASES",
@@ -60,6 +61,7 @@ __all__ = [
     "BallJoint",
     "Motion",
     "RetargetMap",
+    "Teleop",
     "Tracker",
     "anatomy",
     "ball_joints",

@@ -5,6 +5,8 @@
   :class:`~kinetree.anim.Motion`, looking ahead and behind (:mod:`.offline`).
 * :class:`Tracker`: live and causal, ``.update(targets) -> IKResult`` per frame,
   ``.reset()`` (:mod:`.tracker`).
+* :class:`Teleop`: live and causal, a person's head and hands driving a humanoid robot
+  (feet fixed, floating base free), ``.update(targets) -> IKResult`` (:mod:`.teleop`).
 
 Both take any subset of the body parts (pelvis, head, hands, feet; poses or positions),
 a learned prior as a posture guide (``prior="human"``) or none, anatomical joint ranges
@@ -17,6 +19,7 @@ from .offline import PASSES as PASSES
 from .offline import SMOOTH_SECONDS as SMOOTH_SECONDS
 from .offline import smooth as smooth
 from .offline import track as track
+from .teleop import Teleop as Teleop
 from .tracker import Tracker as Tracker
 
-__all__ = ["PASSES", "SMOOTH_SECONDS", "Ground", "Tracker", "smooth", "track"]
+__all__ = ["PASSES", "SMOOTH_SECONDS", "Ground", "Teleop", "Tracker", "smooth", "track"]
