@@ -347,3 +347,22 @@ def test_bad_stream_frame(walk):
         tracker.update({"Head": np.zeros(4)})
     with pytest.raises(KinetreeError, match=r"rest= is set by the tracker"):
         Tracker(model, fps=30, prior=None, rest="neutral")
+
+
+def test_soles_are_frames_of_the_skeleton() -> None:
+    """The sole points are positions along ``fk_all``'s frame axis (not node indices,
+    which count the hidden inner nodes of ball joints): on the built-in humanoid each
+    side's points are its ankle, toe and the toe's child, and their heights are the
+    lowest of that foot by FK."""
+    from kinetree.anim.tracking._skeleton import skeleton
+
+    body = kinetree.models.humanoid()
+    sk = skeleton(body, None)
+    T = body.fk_all(body.neutral())
+    names = body.frame_names
+    for side, ix in sk.soles.items():
+        assert all(0 <= i < len(names) for i in ix)
+        assert sk.parts[f"ankle_{side}"] == names[ix[0]]
+    heights = sk.sole_heights(T, sk.up_axis)
+    for side, ix in sk.soles.items():
+        assert heights[side] == pytest.approx(min(T[i, sk.up_axis, 3] for i in ix))

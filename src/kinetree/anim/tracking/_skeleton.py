@@ -181,8 +181,12 @@ def skeleton(model: Model, roles: Mapping[str, str] | None = None) -> Skeleton:
         frames = [parts[r] for r in (f"ankle_{s}", f"toe_{s}") if r in parts]
         if not frames:
             continue
-        tip = index[frames[-1]]
-        kids = [k for k, p in enumerate(model.parent) if p == tip and not model.hidden[k]]
+        tip = model.frame_index(frames[-1])  # a node: parent and hidden are per node
+        kids = [
+            index[model.node_names[k]]
+            for k, p in enumerate(model.parent)
+            if p == tip and not model.hidden[k] and model.node_names[k] in index
+        ]
         ix = [index[f] for f in frames] + kids[:1]
         soles[s] = tuple(ix)
     del T
