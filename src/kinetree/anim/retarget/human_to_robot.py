@@ -42,6 +42,7 @@ from ...io.bvh import BVHClip, read_bvh
 from ...model import Model
 from .._targets import moved_by
 from ..motion import Motion
+from .clip_solve import ClipSolveOptions, refine_clip
 from .joint_maps import LIMB_PARTS, RetargetMap, make_map, robot_parts
 from .quality import rest_overlaps, retarget_quality
 from .robots import free_joint_of, load_robot
@@ -58,6 +59,7 @@ MAX_STEP = 0.15
 SMOOTH_ROUNDS = 2
 SMOOTH_SIGMA = 1.0
 SMOOTH_ITERATIONS = 4
+CLIP_SOLVE: ClipSolveOptions | None = ClipSolveOptions()
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -566,7 +568,9 @@ def retarget_robot(
             targets, q0=_neighbour_median(robot_model, q), max_iter=iterations[1], **opts
         )
         q, its = r.q, its + np.asarray(r.iterations)
-    if SMOOTH_ROUNDS > 0 and len(q) >= 3:
+    if CLIP_SOLVE is not None:
+        q = refine_clip(robot_model, q, tg, src.fps, CLIP_SOLVE)
+    elif SMOOTH_ROUNDS > 0 and len(q) >= 3:
         q, more = _temporal_pass(robot_model, targets, q, opts, SMOOTH_ROUNDS, SMOOTH_ITERATIONS)
         its = its + more
     resolved = np.zeros(0, dtype=np.int64)

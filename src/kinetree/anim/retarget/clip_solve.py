@@ -1,0 +1,276 @@
+"""The whole clip solved at once: targets met, accelerations small, soles above the floor.
+
+:func:`refine_clip` takes a motion ``q (n, nq)`` that per-frame IK made (each frame
+alone, so what the targets leave free, and the compromise between targets the robot
+cannot all meet, may differ from one frame to the next: one-frame spikes, shaking
+feet) and improves every frame together by Gauss-Newton steps on
+
+    sum_t |W (x_t(q_t) - x*_t)|^2 + lam sum_t |a_t|^2 + w_floor sum_t min(0, h_t(q_t))^2
+
+* ``x_t - x*_t``: the retarget's IK targets of frame ``t`` (positions [m] and
+  orientations [rad], each with its weight ``W``, as :func:`kinetree.retarget` builds
+  them);
+* ``a_t``: the joint acceleration, the second difference of the configuration over
+  frames in the tangent space (:meth:`~kinetree.Model.difference`) [rad or m per
+  frame^2]; ``lam = smoothness * fps^4`` makes the weight a physical one (the same
+  motion at 30 or 120 frames/s costs the same) [s^4];
+* ``h_t``: the height of each foot's sole (its lowest point, :mod:`.feet`) above the
+  ground ``z = 0`` [m]; the term is on only where a sole is below.
+
+What the targets fix is met (their weight is many times the smoothness cost of the
+accelerations needed), what they leave free follows the smoothest path: smoothness in
+the null space of the targets, over the whole clip rather than frame by frame.
+
+Each step solves one linear system over all frames, ``(n nv) x (n nv)`` with a band of
+``2 nv`` (the second difference couples a frame with the two either side), by banded
+Cholesky (:func:`scipy.linalg.solveh_banded`): ``O(n nv^3)``, linear in the clip's
+length. Joint limits hold after every step (each coordinate clipped into its range).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import solveh_banded
+
+from ...model import Model
+from ...spatial import matrix_to_quaternion, quat_log
+from .feet import sole_floor
+from .targets import RobotTargets
+
+__all__ = ["SMOOTHNESS", "ClipSolveOptions", "refine_clip"]
+
+#: Weight of the joint accelerations [s^4]: a joint accelerating at 1 rad/s^2 for one
+#: second costs as much as a target missed by ``sqrt(SMOOTHNESS)`` [m] (at weight 1)
+#: for one second.
+SMOOTHNESS = 2e-7
+
+
+@dataclass(frozen=True)
+class ClipSolveOptions:
+    """Settings of :func:`refine_clip`.
+
+    Attributes:
+        smoothness: weight of the accelerations [s^4] (module docstring).
+        iterations: Gauss-Newton steps over the whole clip.
+        floor_weight: weight of a sole below the ground [1/m].
+        damping: Levenberg damping of every step [1 / (rad or m)^2].
+        base_weight: the base's translation acceleration weighs this much more than a
+            joint's (a metre of the pelvis against a radian of a joint).
+    """
+
+    smoothness: float = SMOOTHNESS
+    iterations: int = 3
+    floor_weight: float = 30.0
+    damping: float = 1e-6
+    base_weight: float = 1.0
+
+
+def _rotation_error(R: np.ndarray, R_target: np.ndarray) -> np.ndarray:
+    """World-frame rotation vectors ``(n, 3)`` [rad] of ``R R_target^T``."""
+    return np.asarray(quat_log(matrix_to_quaternion(R @ np.swapaxes(R_target, -1, -2))))
+
+
+class _Band:
+    """The symmetric banded matrix of one step, in LAPACK's lower form: ``ab[i, j] =
+    H[j + i, j]``, unknowns ordered frame by frame (``nv`` per frame)."""
+
+    def __init__(self, n: int, nv: int):
+        self.n, self.nv = n, nv
+        self.ab = np.zeros((2 * nv + 1, n * nv))
+        r, c = np.tril_indices(nv)
+        self._r, self._c = r, c  # a frame's block, lower triangle
+
+    def add_blocks(self, H: np.ndarray) -> None:
+        """Add the per-frame blocks ``H (n, nv, nv)`` on the diagonal."""
+        nv = self.nv
+        cols = (np.arange(self.n)[:, None] * nv + self._c[None, :]).ravel()
+        rows = np.broadcast_to(self._r - self._c, (self.n, len(self._r))).ravel()
+        self.ab[rows, cols] += H[:, self._r, self._c].ravel()
+
+    def add_second_difference(self, w: np.ndarray) -> None:
+        """Add ``D^T diag(w) D`` for the second difference ``D`` over frames, ``w (nv,)``
+        per coordinate (each coordinate alone)."""
+        n, nv = self.n, self.nv
+        if n < 3:
+            return
+        d0 = np.zeros(n)
+        d1 = np.zeros(n)
+        d2 = np.zeros(n)
+        for k in range(1, n - 1):  # the row (1, -2, 1) at frames k-1, k, k+1
+            d0[k - 1] += 1.0
+            d0[k] += 4.0
+            d0[k + 1] += 1.0
+            d1[k - 1] += -2.0
+            d1[k] += -2.0
+            d2[k - 1] += 1.0
+        self.ab[0] += (d0[:, None] * w[None, :]).ravel()
+        self.ab[nv] += (d1[:, None] * w[None, :]).ravel()
+        self.ab[2 * nv] += (d2[:, None] * w[None, :]).ravel()
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        return np.asarray(solveh_banded(self.ab, b, lower=True, check_finite=False))
+
+
+def _second_difference_grad(a: np.ndarray, n: int) -> np.ndarray:
+    """``D^T a`` for the accelerations ``a (n - 2, nv)``."""
+    g = np.zeros((n, a.shape[1]))
+    g[:-2] += a
+    g[1:-1] -= 2.0 * a
+    g[2:] += a
+    return g
+
+
+#: Pairs closer than the margin plus this [m] enter a step (a pair just outside may be
+#: pushed in by the step).
+COLLISION_BUFFER = 0.01
+
+
+def _point_rows(robot: Model, q: np.ndarray, frames: list[str], points: np.ndarray) -> np.ndarray:
+    """Linear Jacobians ``(n, 3, nv)`` of the world points ``points (n, 3)`` carried by
+    the frames ``frames`` (one per configuration ``q (n, nq)``)."""
+    out = np.zeros((len(q), 3, robot.nv))
+    names = np.array(frames)
+    for f in set(frames):
+        k = np.flatnonzero(names == f)
+        T = np.asarray(robot.fk(q[k], f))
+        J = np.asarray(robot.jacobian(q[k], f))
+        arm = points[k] - T[:, :3, 3]  # from the frame's origin to the point [m]
+        # v_point = v_origin + w x arm = v_origin - arm x w
+        out[k] = J[:, :3] + np.cross(J[:, 3:], arm[:, :, None], axisa=1, axisb=1, axisc=1)
+    return out
+
+
+def _add_collision_rows(
+    robot: Model,
+    q: np.ndarray,
+    H: np.ndarray,
+    g: np.ndarray,
+    collision: tuple[float, tuple[tuple[str, str], ...]],
+    weight: float,
+) -> None:
+    """Add, for each frame whose closest pair of links is nearer than the margin, the
+    hinge ``weight (d - margin)`` on their signed distance ``d`` [m], linearised:
+    ``d' = n . (v_a - v_b)`` at the witness points."""
+    margin, ignore = collision
+    r = robot.distance(q, self_collision=True, ignore=ignore)
+    d = np.asarray(r.distance)
+    near = np.flatnonzero((d < margin + COLLISION_BUFFER) & (np.asarray(r.pair) >= 0))
+    if near.size == 0:
+        return
+    names = [r.pair_names[int(i)] for i in np.asarray(r.pair)[near]]
+    Ja = _point_rows(robot, q[near], [a for a, _ in names], np.asarray(r.point_a)[near])
+    Jb = _point_rows(robot, q[near], [b for _, b in names], np.asarray(r.point_b)[near])
+    normal = np.asarray(r.normal)[near]
+    row = weight * np.einsum("nk,nkj->nj", normal, Ja - Jb)
+    res = weight * np.minimum(0.0, d[near] - margin - 0.5 * COLLISION_BUFFER)
+    active = res < 0.0
+    row, res, near = row[active], res[active], near[active]
+    H[near] += row[:, :, None] * row[:, None, :]
+    g[near] += row * res[:, None]
+
+
+def refine_clip(
+    robot: Model,
+    q: np.ndarray,
+    targets: RobotTargets,
+    fps: float,
+    options: ClipSolveOptions | None = None,
+    *,
+    fixed: np.ndarray | None = None,
+    soles: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    collision: tuple[float, tuple[tuple[str, str], ...]] | None = None,
+) -> np.ndarray:
+    """The motion ``q (n, nq)`` improved over the whole clip (module docstring).
+
+    Args:
+        robot: the robot (with its floating base).
+        q: the per-frame solution to start from, ``(n, nq)``.
+        targets: the retarget's targets (:func:`~.targets.build_targets`).
+        fps: frames per second of the clip [1/s].
+        options: :class:`ClipSolveOptions` (default: its defaults).
+        fixed: ``(nv,)`` bool, tangent coordinates left where they are (none).
+        soles: ``{ankle frame: (points, radii)}`` kept above the ground (default: the
+            targets' soles).
+        collision: ``(margin [m], ignore)``: the robot's own links kept ``margin`` apart
+            (the closest pair of each frame on the collision spheres, :meth:`Model.distance`,
+            less the pairs ``ignore``), one more term like the floor's.
+
+    Returns:
+        ``(n, nq)``, within the joint limits wherever ``q`` was.
+    """
+    o = options or ClipSolveOptions()
+    n, nv = len(q), robot.nv
+    if n < 3 or o.iterations <= 0:
+        return q
+    soles = targets.soles if soles is None else soles
+    lam = o.smoothness * float(fps) ** 4
+    w_acc = np.full(nv, lam)
+    base = robot.floating_base
+    if base is not None:
+        vb = robot.v_indices(base)
+        w_acc[vb[:3]] *= o.base_weight
+    free = np.ones(nv, dtype=bool) if fixed is None else ~np.asarray(fixed, dtype=bool)
+    lo, hi = robot.limits[:, 0], robot.limits[:, 1]
+    simple = ~robot.quaternion_mask
+    out = robot.normalize(np.asarray(q, dtype=np.float64).copy())
+    for _ in range(o.iterations):
+        H = np.zeros((n, nv, nv))
+        g = np.zeros((n, nv))
+        for t, frame in enumerate(targets.frames):
+            wp, wr = (float(w) for w in targets.weights[t])
+            T = np.asarray(robot.fk(out, frame))
+            J = np.asarray(robot.jacobian(out, frame))
+            T_target = targets.poses[:, t]
+            if wp > 0:
+                Jp, r = wp * J[:, :3], wp * (T[:, :3, 3] - T_target[:, :3, 3])
+                H += np.einsum("nki,nkj->nij", Jp, Jp)
+                g += np.einsum("nki,nk->ni", Jp, r)
+            if wr > 0:
+                Jr = wr * J[:, 3:]
+                r = wr * _rotation_error(T[:, :3, :3], T_target[:, :3, :3])
+                H += np.einsum("nki,nkj->nij", Jr, Jr)
+                g += np.einsum("nki,nk->ni", Jr, r)
+        for frame, (points, radii) in soles.items():
+            T = np.asarray(robot.fk(out, frame))
+            R = T[:, :3, :3]
+            height = T[:, 2, 3] - sole_floor(R, points, radii)  # the sole's height [m]
+            below = np.flatnonzero(height < 0.0)
+            if below.size == 0:
+                continue
+            # The lowest point, from the ankle [m, world]: the foot's point lowest along
+            # the world's down, less its radius.
+            up = R[below, 2, :]
+            k = np.argmin(up @ points.T - radii[None, :], axis=1)
+            arm = np.einsum("nij,nj->ni", R[below], points[k])
+            arm[:, 2] -= radii[k]
+            J = np.asarray(robot.jacobian(out[below], frame))
+            # z velocity of that point: v_z + (w x arm)_z
+            row = J[:, 2] + arm[:, 1, None] * J[:, 3] - arm[:, 0, None] * J[:, 4]
+            row *= o.floor_weight
+            H[below] += row[:, :, None] * row[:, None, :]
+            g[below] += row * (o.floor_weight * height[below])[:, None]
+        if collision is not None:
+            _add_collision_rows(robot, out, H, g, collision, o.floor_weight)
+        vel = robot.difference(out[:-1], out[1:])  # (n - 1, nv) per frame
+        acc = vel[1:] - vel[:-1]
+        g += _second_difference_grad(acc * w_acc, n)
+        H[:, np.arange(nv), np.arange(nv)] += o.damping
+        if not free.all():
+            fix = np.flatnonzero(~free)
+            H[:, fix, :] = 0.0
+            H[:, :, fix] = 0.0
+            H[:, fix, fix] = 1.0
+            g[:, fix] = 0.0
+        band = _Band(n, nv)
+        band.add_blocks(H)
+        band.add_second_difference(np.where(free, w_acc, 0.0))
+        step = band.solve(-g.ravel()).reshape(n, nv)
+        if not np.all(np.isfinite(step)):
+            break
+        new = robot.integrate(out, step)
+        new[:, simple] = np.clip(new[:, simple], lo[simple], hi[simple])
+        out = new
+    return out
