@@ -23,8 +23,8 @@ the null space of the targets, over the whole clip rather than frame by frame.
 
 Each step solves one linear system over all frames, ``(n nv) x (n nv)`` with a band of
 ``2 nv`` (the second difference couples a frame with the two either side), by banded
-Cholesky (:func:`scipy.linalg.solveh_banded`): ``O(n nv^3)``, linear in the clip's
-length. Joint limits hold after every step (each coordinate clipped into its range).
+Cholesky (:func:`scipy.linalg.solveh_banded`, on one thread): ``O(n nv^3)``, linear in
+the clip's length. Joint limits hold after every step (each coordinate clipped into its range).
 """
 
 from __future__ import annotations
@@ -34,13 +34,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solveh_banded
+from threadpoolctl import threadpool_limits
 
 from ...model import Model
 from ...spatial import matrix_to_quaternion, quat_log
-from .feet import sole_floor
+from .feet import smooth_above, sole_floor
 from .targets import RobotTargets
 
-__all__ = ["SMOOTHNESS", "ClipSolveOptions", "refine_clip"]
+__all__ = ["SMOOTHNESS", "ClipSolveOptions", "lift_to_floor", "refine_clip"]
 
 #: Weight of the joint accelerations [s^4]: a joint accelerating at 1 rad/s^2 for one
 #: second costs as much as a target missed by ``sqrt(SMOOTHNESS)`` [m] (at weight 1)
@@ -56,7 +57,10 @@ class ClipSolveOptions:
         smoothness: weight of the accelerations [s^4] (module docstring).
         iterations: Gauss-Newton steps over the whole clip.
         floor_weight: weight of a sole below the ground [1/m].
-        damping: Levenberg damping of every step [1 / (rad or m)^2].
+        damping: Levenberg damping of every step [1 / (rad or m)^2]: what the
+            targets and the floor leave free (a second difference is blind to motions
+            linear in time) moves only as far as the accelerations ask; at 1e-6 one step
+            moved a free base half a metre, beyond the linearisation.
         base_weight: the base's translation acceleration weighs this much more than a
             joint's (a metre of the pelvis against a radian of a joint).
     """
@@ -64,7 +68,7 @@ class ClipSolveOptions:
     smoothness: float = SMOOTHNESS
     iterations: int = 3
     floor_weight: float = 30.0
-    damping: float = 1e-6
+    damping: float = 1e-2
     base_weight: float = 1.0
 
 
@@ -80,15 +84,12 @@ class _Band:
     def __init__(self, n: int, nv: int):
         self.n, self.nv = n, nv
         self.ab = np.zeros((2 * nv + 1, n * nv))
-        r, c = np.tril_indices(nv)
-        self._r, self._c = r, c  # a frame's block, lower triangle
 
     def add_blocks(self, H: np.ndarray) -> None:
         """Add the per-frame blocks ``H (n, nv, nv)`` on the diagonal."""
         nv = self.nv
-        cols = (np.arange(self.n)[:, None] * nv + self._c[None, :]).ravel()
-        rows = np.broadcast_to(self._r - self._c, (self.n, len(self._r))).ravel()
-        self.ab[rows, cols] += H[:, self._r, self._c].ravel()
+        for i in range(nv):  # the i-th subdiagonal of every block: H[t, c + i, c]
+            self.ab[i].reshape(self.n, nv)[:, : nv - i] += np.diagonal(H, -i, 1, 2)
 
     def add_second_difference(self, w: np.ndarray) -> None:
         """Add ``D^T diag(w) D`` for the second difference ``D`` over frames, ``w (nv,)``
@@ -111,7 +112,11 @@ class _Band:
         self.ab[2 * nv] += (d2[:, None] * w[None, :]).ravel()
 
     def solve(self, b: np.ndarray) -> np.ndarray:
-        return np.asarray(solveh_banded(self.ab, b, lower=True, check_finite=False))
+        """``x`` with ``H x = b`` (both ``(n nv,)``), by banded Cholesky on one thread:
+        on a busy machine OpenBLAS's threads wait on each other (a 523-frame clip's
+        solve took 4-19 s with two threads on two busy cores, 0.17 s with one)."""
+        with threadpool_limits(limits=1, user_api="blas"):
+            return np.asarray(solveh_banded(self.ab, b, lower=True, check_finite=False))
 
 
 def _second_difference_grad(a: np.ndarray, n: int) -> np.ndarray:
@@ -217,22 +222,27 @@ def refine_clip(
     simple = ~robot.quaternion_mask
     out = robot.normalize(np.asarray(q, dtype=np.float64).copy())
     for _ in range(o.iterations):
-        H = np.zeros((n, nv, nv))
-        g = np.zeros((n, nv))
+        rows: list[np.ndarray] = []  # (n, k, nv) weighted Jacobian rows
+        res: list[np.ndarray] = []  # (n, k) weighted residuals
         for t, frame in enumerate(targets.frames):
             wp, wr = (float(w) for w in targets.weights[t])
             T = np.asarray(robot.fk(out, frame))
             J = np.asarray(robot.jacobian(out, frame))
             T_target = targets.poses[:, t]
             if wp > 0:
-                Jp, r = wp * J[:, :3], wp * (T[:, :3, 3] - T_target[:, :3, 3])
-                H += np.einsum("nki,nkj->nij", Jp, Jp)
-                g += np.einsum("nki,nk->ni", Jp, r)
+                rows.append(wp * J[:, :3])
+                res.append(wp * (T[:, :3, 3] - T_target[:, :3, 3]))
             if wr > 0:
-                Jr = wr * J[:, 3:]
-                r = wr * _rotation_error(T[:, :3, :3], T_target[:, :3, :3])
-                H += np.einsum("nki,nkj->nij", Jr, Jr)
-                g += np.einsum("nki,nk->ni", Jr, r)
+                rows.append(wr * J[:, 3:])
+                res.append(wr * _rotation_error(T[:, :3, :3], T_target[:, :3, :3]))
+        H = np.zeros((n, nv, nv))
+        g = np.zeros((n, nv))
+        if rows:
+            A, b = np.concatenate(rows, axis=1), np.concatenate(res, axis=1)
+            At = np.swapaxes(A, 1, 2)
+            with threadpool_limits(limits=1, user_api="blas"):
+                H += At @ A
+                g += (At @ b[:, :, None])[:, :, 0]
         for frame, (points, radii) in soles.items():
             T = np.asarray(robot.fk(out, frame))
             R = T[:, :3, :3]
@@ -273,4 +283,41 @@ def refine_clip(
         new = robot.integrate(out, step)
         new[:, simple] = np.clip(new[:, simple], lo[simple], hi[simple])
         out = new
+    return out
+
+
+def sole_heights(
+    robot: Model, q: np.ndarray, soles: Mapping[str, tuple[np.ndarray, np.ndarray]]
+) -> np.ndarray:
+    """``(n,)``: the lowest sole's height above the ground ``z = 0`` per frame [m]
+    (``inf`` without soles)."""
+    low = np.full(len(q), np.inf)
+    for frame, (points, radii) in soles.items():
+        T = np.asarray(robot.fk(q, frame))
+        low = np.minimum(low, T[:, 2, 3] - sole_floor(T[:, :3, :3], points, radii))
+    return low
+
+
+def lift_to_floor(
+    robot: Model,
+    q: np.ndarray,
+    soles: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    reach: int,
+) -> np.ndarray:
+    """``q`` with the floating base raised where a sole is below the ground, by a curve
+    at or above each frame's depth (:func:`~.feet.smooth_above` over ``reach`` frames
+    each side, so the lift eases in and out instead of jumping): no sole below the
+    ground in any frame. The last word on the floor, where the targets and the joint
+    limits together keep a foot under it (an ankle at its stop cannot tilt a sole flat).
+    Only the base's height changes, so joint limits and speeds are as they were."""
+    base = robot.floating_base
+    if base is None or not soles or len(q) == 0:
+        return q
+    depth = np.maximum(0.0, -sole_heights(robot, q, soles))
+    if not np.any(depth > 0):
+        return q
+    lift = smooth_above(depth, max(1, reach))
+    out = q.copy()
+    z = robot.q_slice(base).start + 2
+    out[:, z] += lift
     return out

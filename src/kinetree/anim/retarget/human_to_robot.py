@@ -42,7 +42,7 @@ from ...io.bvh import BVHClip, read_bvh
 from ...model import Model
 from .._targets import moved_by
 from ..motion import Motion
-from .clip_solve import ClipSolveOptions, refine_clip
+from .clip_solve import ClipSolveOptions, lift_to_floor, refine_clip
 from .joint_maps import LIMB_PARTS, RetargetMap, make_map, robot_parts
 from .quality import rest_overlaps, retarget_quality
 from .robots import free_joint_of, load_robot
@@ -60,6 +60,8 @@ SMOOTH_ROUNDS = 2
 SMOOTH_SIGMA = 1.0
 SMOOTH_ITERATIONS = 4
 CLIP_SOLVE: ClipSolveOptions | None = ClipSolveOptions()
+#: How long a lift of the body onto the floor eases in and out [s].
+FLOOR_EASE = 0.1
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -570,6 +572,7 @@ def retarget_robot(
         q, its = r.q, its + np.asarray(r.iterations)
     if CLIP_SOLVE is not None:
         q = refine_clip(robot_model, q, tg, src.fps, CLIP_SOLVE)
+        q = lift_to_floor(robot_model, q, tg.soles, round(FLOOR_EASE * src.fps))
     elif SMOOTH_ROUNDS > 0 and len(q) >= 3:
         q, more = _temporal_pass(robot_model, targets, q, opts, SMOOTH_ROUNDS, SMOOTH_ITERATIONS)
         its = its + more
