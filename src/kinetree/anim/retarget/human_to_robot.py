@@ -404,8 +404,9 @@ def _collision_pass(
     hit: np.ndarray | None = None,
     still: frozenset[str] = frozenset(),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Clear the frames of ``q`` closer than ``margin`` (or the frames ``hit``) together with their neighbours
-    (:data:`COLLISION_SPREAD` frames each side), in :data:`COLLISION_ROUNDS` rounds:
+    """Clear the frames of ``q`` closer than ``margin`` (or the frames ``hit``) together
+    with their neighbours (:data:`COLLISION_SPREAD` frames each side; joints named in
+    ``still`` kept where they are), in :data:`COLLISION_ROUNDS` rounds:
     each round starts every frame of that window from the motion smoothed over time
     (:func:`_smooth_motion`) and solves it with the collision-aware IK. A frame moved
     out of a collision pulls its neighbours' starts along, so the way out is the same
