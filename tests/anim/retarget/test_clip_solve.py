@@ -60,7 +60,8 @@ def test_a_spike_in_the_null_space_is_smoothed_and_the_targets_still_met() -> No
     lo, hi = h.limits[arm, 0], h.limits[arm, 1]
     phase = np.array([0.0, 1.0, 2.0, 3.0])
     wave = np.sin(2 * np.pi * np.linspace(0.0, 1.0, n)[:, None] + phase)
-    q_ref[:, arm] = 0.5 * (lo + hi) + 0.2 * (hi - lo) * wave
+    q_ref[:, arm] = 0.5 * (lo + hi) + 0.1 * (hi - lo) * wave
+    assert np.all(h.within_limits(q_ref))  # the reference keeps every limit (cones too)
     P = np.asarray(h.fk(q_ref, hand))[:, :3, 3]
     start = q_ref[20].copy()
     start[arm] += (0.5, -0.5, 0.5, -0.3)
@@ -71,7 +72,7 @@ def test_a_spike_in_the_null_space_is_smoothed_and_the_targets_still_met() -> No
     assert np.abs(q[20, arm] - q_ref[20, arm]).max() > 0.2  # a real spike to remove
     out = refine_clip(h, q, _targets(h, hand, P, q_ref), 30.0, ClipSolveOptions(iterations=4))
     miss = np.linalg.norm(np.asarray(h.fk(out, hand))[:, :3, 3] - P, axis=1)
-    assert miss.max() < 2e-3
+    assert miss.max() < 5e-3
     before = np.abs(np.diff(q[:, arm], 2, axis=0)).max()
     assert np.abs(np.diff(out[:, arm], 2, axis=0)).max() < 0.25 * before
     assert np.all(h.within_limits(out, tol=1e-9))

@@ -24,7 +24,8 @@ the null space of the targets, over the whole clip rather than frame by frame.
 Each step solves one linear system over all frames, ``(n nv) x (n nv)`` with a band of
 ``2 nv`` (the second difference couples a frame with the two either side), by banded
 Cholesky (:func:`scipy.linalg.solveh_banded`, on one thread): ``O(n nv^3)``, linear in
-the clip's length. Joint limits hold after every step (each coordinate clipped into its range).
+the clip's length. Joint limits hold after every step (each coordinate clipped into its range,
+swing-twist cones by :func:`kinetree.anim.anatomy.clamp`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from ...model import Model
 from ...spatial import matrix_to_quaternion, quat_log
+from ..anatomy import clamp
 from .feet import smooth_above, sole_floor
 from .targets import RobotTargets
 
@@ -307,6 +309,8 @@ def refine_clip(
         step *= np.minimum(1.0, o.max_step / np.maximum(big, 1e-12))[:, None]
         new = robot.integrate(out, step)
         new[:, simple] = np.clip(new[:, simple], lo[simple], hi[simple])
+        if robot.swing_twist:  # cones too: back toward the last step's, within them
+            new = clamp(robot, new, inside=out)
         out = new
     return out
 
