@@ -14,9 +14,14 @@ its stages share the arrays of one clip; the stages that stand alone live beside
    the base placed at the pelvis target with knees and elbows bent, then a second pass
    warm-started from the neighbouring frames' results (the median of the previous,
    the frame's own and the next), which removes one-frame jumps to another branch;
-   joint limits hold throughout;
-5. with ``self_collision``: the frames closer than the margin solved again by the
-   collision-aware IK, from the plain result;
+   then the whole clip solved together (:func:`~.clip_solve.refine_clip`: targets,
+   joint accelerations and soles above the floor in one least-squares problem over all
+   frames), and the body lifted where a sole would still be under the floor
+   (:func:`~.clip_solve.lift_to_floor`); joint limits hold throughout
+   (``CLIP_SOLVE = None`` restores the per-frame temporal pass of before);
+5. with ``self_collision``: the whole-clip solve also keeps the robot's links apart
+   (a row per near pair), with more steps; frames left overlapping are cleared with
+   their neighbours, the legs still, then frame by frame;
 6. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
    every joint's change per frame; with ``self_collision`` the frames the cap pushed
    back into a collision are cleared again;
