@@ -19,6 +19,14 @@ Per clip (default: the walk in tests/data/bvh and the four captures in tests/dat
   ``--repeat`` runs after one to compile).
 
 ``--self-collision`` runs with ``self_collision=True``. Needs example-robot-data (the G1).
+
+Before/after a change in one run (the same file, only the library's source differs), on
+the clips that chose the settings and on held-out ones (docs/benchmarks.md names both):
+
+    for src in /work/main/src src; do
+      PYTHONPATH=$src python benchmarks/retarget_motion.py --only-given --clips HELD --repeat 3
+      PYTHONPATH=$src python benchmarks/retarget_motion.py --clips TUNE --repeat 3
+    done
 """
 
 from __future__ import annotations

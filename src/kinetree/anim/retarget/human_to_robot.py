@@ -14,9 +14,14 @@ its stages share the arrays of one clip; the stages that stand alone live beside
    the base placed at the pelvis target with knees and elbows bent, then a second pass
    warm-started from the neighbouring frames' results (the median of the previous,
    the frame's own and the next), which removes one-frame jumps to another branch;
-   joint limits hold throughout;
-5. with ``self_collision``: the frames closer than the margin solved again by the
-   collision-aware IK, from the plain result;
+   then the whole clip solved together (:func:`~.clip_solve.refine_clip`: targets,
+   joint accelerations and soles above the floor in one least-squares problem over all
+   frames), and the body lifted where a sole would still be under the floor
+   (:func:`~.clip_solve.lift_to_floor`); joint limits hold throughout
+   (``CLIP_SOLVE = None`` restores the per-frame temporal pass of before);
+5. with ``self_collision``: the whole-clip solve also keeps the robot's links apart
+   (a row per near pair), with more steps; frames left overlapping are cleared with
+   their neighbours, the legs still, then frame by frame;
 6. joint-speed limits (the URDF's ``<limit velocity>``, or given): a forward pass caps
    every joint's change per frame; with ``self_collision`` the frames the cap pushed
    back into a collision are cleared again;
@@ -25,6 +30,7 @@ its stages share the arrays of one clip; the stages that stand alone live beside
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -42,6 +48,7 @@ from ...io.bvh import BVHClip, read_bvh
 from ...model import Model
 from .._targets import moved_by
 from ..motion import Motion
+from .clip_solve import ClipSolveOptions, lift_to_floor, refine_clip
 from .joint_maps import LIMB_PARTS, RetargetMap, make_map, robot_parts
 from .quality import rest_overlaps, retarget_quality
 from .robots import free_joint_of, load_robot
@@ -58,6 +65,11 @@ MAX_STEP = 0.15
 SMOOTH_ROUNDS = 2
 SMOOTH_SIGMA = 1.0
 SMOOTH_ITERATIONS = 4
+CLIP_SOLVE: ClipSolveOptions | None = ClipSolveOptions()
+#: More whole-clip steps with ``self_collision`` (links pushed apart over a few steps).
+CLIP_COLLISION_ITERATIONS = 4
+#: How long a lift of the body onto the floor eases in and out [s].
+FLOOR_EASE = 0.1
 #: The clearance [m] ``self_collision=True`` keeps between the robot's own links.
 COLLISION_MARGIN = 0.005
 #: Iterations of the collision-aware IK on the frames the plain passes leave too close.
@@ -325,6 +337,7 @@ def _clear_collisions(
     below: float,
     frames: np.ndarray | None = None,
     start: np.ndarray | None = None,
+    still: frozenset[str] = frozenset(),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Re-solve the frames of ``q`` closer than ``below`` [m] (or the clip frames
     ``frames``) with the collision-aware IK (keeping ``margin``), each from its own
@@ -355,7 +368,9 @@ def _clear_collisions(
     # out): moving the whole body out of a hand-hip collision, the legs following to
     # keep the feet, straightens a knee on one frame and not the next.
     base = robot.joint_indices(free_joint_of(robot) or ())
-    o["active"] = [j for k, j in enumerate(robot.joint_names) if k not in set(base.tolist())]
+    o["active"] = [
+        j for k, j in enumerate(robot.joint_names) if k not in set(base.tolist()) and j not in still
+    ]
     mask = robot.active_mask(o["active"])
     targets = {f: t for f, t in targets.items() if moved_by(robot, f, mask)}
     r = robot.ik(
@@ -390,24 +405,28 @@ def _collision_pass(
     opts: dict[str, Any],
     margin: float,
     ignore: tuple[tuple[str, str], ...],
+    hit: np.ndarray | None = None,
+    still: frozenset[str] = frozenset(),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Clear the frames of ``q`` closer than ``margin`` together with their neighbours
-    (:data:`COLLISION_SPREAD` frames each side), in :data:`COLLISION_ROUNDS` rounds:
+    """Clear the frames of ``q`` closer than ``margin`` (or the frames ``hit``) together
+    with their neighbours (:data:`COLLISION_SPREAD` frames each side; joints named in
+    ``still`` kept where they are), in :data:`COLLISION_ROUNDS` rounds:
     each round starts every frame of that window from the motion smoothed over time
     (:func:`_smooth_motion`) and solves it with the collision-aware IK. A frame moved
     out of a collision pulls its neighbours' starts along, so the way out is the same
     from one frame to the next instead of a jump into one frame and back out (each
     frame cleared alone took a wrist or an elbow one way or the other: spikes).
     Returns ``q`` and the frames of the window."""
-    d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
-    hit = np.flatnonzero(d < margin)
+    if hit is None:
+        d = np.asarray(robot.distance(q, self_collision=True, ignore=ignore).distance)
+        hit = np.flatnonzero(d < margin)
     if hit.size == 0:
         return q, hit
     window = _dilate(hit, COLLISION_SPREAD, len(q))
     for k in range(COLLISION_ROUNDS):
         start = _smooth_motion(robot, q, SMOOTH_SIGMA)[window] if k else None
         q, _ = _clear_collisions(
-            robot, tg, q, opts, margin, ignore, COLLISION_ITERATIONS, margin, window, start
+            robot, tg, q, opts, margin, ignore, COLLISION_ITERATIONS, margin, window, start, still
         )
     return q, window
 
@@ -565,13 +584,28 @@ def retarget_robot(
             targets, q0=_neighbour_median(robot_model, q), max_iter=iterations[1], **opts
         )
         q, its = r.q, its + np.asarray(r.iterations)
-    if SMOOTH_ROUNDS > 0 and len(q) >= 3:
-        q, more = _temporal_pass(robot_model, targets, q, opts, SMOOTH_ROUNDS, SMOOTH_ITERATIONS)
-        its = its + more
     resolved = np.zeros(0, dtype=np.int64)
+    ignore: tuple[tuple[str, str], ...] = ()
     if margin is not None:
         ignore = rest_overlaps(robot_model)
-        q, resolved = _collision_pass(robot_model, tg, q, opts, margin, ignore)
+    if CLIP_SOLVE is not None:
+        o, collision = CLIP_SOLVE, None
+        if margin is not None:
+            collision = (margin, ignore)
+            o = dataclasses.replace(o, iterations=o.iterations + CLIP_COLLISION_ITERATIONS)
+        if margin is not None:
+            d = np.asarray(robot_model.distance(q, self_collision=True, ignore=ignore).distance)
+            resolved = np.flatnonzero(d < margin)
+        q = refine_clip(robot_model, q, tg, src.fps, o, collision=collision)
+        q = lift_to_floor(robot_model, q, tg.soles, round(FLOOR_EASE * src.fps))
+    else:
+        if SMOOTH_ROUNDS > 0 and len(q) >= 3:
+            q, more = _temporal_pass(
+                robot_model, targets, q, opts, SMOOTH_ROUNDS, SMOOTH_ITERATIONS
+            )
+            its = its + more
+        if margin is not None:
+            q, resolved = _collision_pass(robot_model, tg, q, opts, margin, ignore)
     t4 = time.perf_counter()
     base = robot_model.joint_indices(free)
     if isinstance(max_joint_speed, str):
@@ -593,7 +627,36 @@ def retarget_robot(
         simple = robot_model.qv.v_q[robot_model.qv.v_q >= 0]
         limits = {robot_model.joint_names[int(k)]: v for k in simple if int(k) not in base}
     q, capped = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
-    if margin is not None:
+    if margin is not None and CLIP_SOLVE is not None:
+        # Frames still overlapping (not cleared in the steps given, or moved back in by
+        # the speed cap): more whole-clip steps, then the cap again; what is left after
+        # RECHECKS rounds is cleared frame by frame (the collision-aware IK), the last
+        # word (a capped frame may then exceed a speed limit, which the quality counts).
+        more_steps = dataclasses.replace(CLIP_SOLVE, iterations=CLIP_COLLISION_ITERATIONS)
+        for k in range(RECHECKS):
+            d = np.asarray(robot_model.distance(q, self_collision=True, ignore=ignore).distance)
+            if not np.any(d < 0.0):
+                break
+            q = refine_clip(robot_model, q, tg, src.fps, more_steps, collision=(margin, ignore))
+            q = lift_to_floor(robot_model, q, tg.soles, round(FLOOR_EASE * src.fps))
+            resolved = np.union1d(resolved, np.flatnonzero(d < 0.0))
+            if k < RECHECKS - 1:
+                q, more = _speed_cap(robot_model, q, src.fps, limits, set(base.tolist()))
+                capped = np.union1d(capped, more)
+        d = np.asarray(robot_model.distance(q, self_collision=True, ignore=ignore).distance)
+        # The legs stay as the whole-clip solve left them (the feet on their targets):
+        # the arms and the torso move out of the way.
+        legs = frozenset(j for f in tg.soles for j in robot_model.chain(f)) - set(
+            robot_model.chain(robot_model.node_names[0])
+        )
+        left = np.flatnonzero(d < 0.0)
+        q, again = _collision_pass(robot_model, tg, q, opts, margin, ignore, left, legs)
+        resolved = np.union1d(resolved, again)
+        q, again = _clear_collisions(
+            robot_model, tg, q, opts, margin, ignore, COLLISION_ITERATIONS << RECHECKS, 0.0
+        )
+        resolved = np.union1d(resolved, again)
+    elif margin is not None:
         # Frames still overlapping (too deep for the iterations given, or moved back in
         # by the cap) are cleared again, from where they are, with twice the iterations
         # each round, then capped again; the last word is the collision pass's (a
