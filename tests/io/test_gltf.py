@@ -262,6 +262,31 @@ def test_several_skeletons_are_chosen_by_name(tmp_path: Path) -> None:
         load_gltf(path, skeleton="middle")
 
 
+def test_a_skin_over_two_node_trees_is_one_skeleton(tmp_path: Path) -> None:
+    """A skin whose joints hang from two top nodes (as write_clip writes a model with two
+    top frames) is one skeleton with two top joints, read and written back."""
+    nodes = [
+        {"name": "a", "children": [1], "translation": [0.0, 1.0, 0.0]},
+        {"name": "a_tip", "translation": [0.0, 0.5, 0.0]},
+        {"name": "b", "translation": [1.0, 0.0, 0.0]},
+    ]
+    doc = _doc(
+        [0.0, 1.0],
+        [(2, "rotation", "LINEAR", _rotations(2, 8))],
+        nodes=nodes,
+        skins=[{"name": "both", "joints": [0, 1, 2]}],
+    )
+    doc["scenes"][0]["nodes"] = [0, 2]
+    path = _write(tmp_path, doc)
+    clip = kinetree.read_clip(path)
+    assert set(clip.joint_names) == {"a", "a_tip", "b"}
+    perr, rerr = _compare_with_oracle(path, clip)
+    assert perr < 1e-9 and rerr < 1e-9
+    kinetree.write_clip(clip, tmp_path / "back.glb")
+    back = kinetree.read_clip(tmp_path / "back.glb")
+    assert np.abs(back.world_poses(clip.joint_names) - clip.world_poses()).max() < 1e-12
+
+
 def test_animation_by_name_or_index(tmp_path: Path) -> None:
     path = _write(tmp_path, _doc([0.0, 1.0], [(0, "rotation", "LINEAR", _rotations(2, 5))]))
     assert read_gltf(path, "move").name == read_gltf(path, 0).name == "move"

@@ -527,7 +527,16 @@ def _skeleton(f: _File, parent: list[int], skeleton: str | None) -> _Skeleton:
             i = parent[i]
         return i
 
-    groups: dict[int, list[int]] = {}
+    # Skins whose joints share node trees are one skeleton (a skin's joints may hang from
+    # several top nodes: each is then a top joint): trees joined by a skin, union-find.
+    joined: dict[int, int] = {}
+
+    def rep(r: int) -> int:
+        while joined.setdefault(r, r) != r:
+            r = joined[r]
+        return r
+
+    skin_roots: list[int] = []
     for k, s in enumerate(skins):
         joints = list(s.joints or [])
         if not joints:
@@ -538,13 +547,13 @@ def _skeleton(f: _File, parent: list[int], skeleton: str | None) -> _Skeleton:
                     f"{f.where}: skin {_skin_name(f, k)!r} names joint {j!r}, a node that does "
                     f"not exist (the file has {n} nodes)"
                 )
-        roots = {top(j) for j in joints}
-        if len(roots) > 1:
-            raise FileFormatError(
-                f"{f.where}: the joints of skin {_skin_name(f, k)!r} hang from "
-                f"{len(roots)} separate node trees; a skin's joints must share one root"
-            )
-        groups.setdefault(roots.pop(), []).append(k)
+        roots = sorted({rep(top(j)) for j in joints})
+        for r in roots[1:]:
+            joined[r] = roots[0]
+        skin_roots.append(roots[0])
+    groups: dict[int, list[int]] = {}
+    for k, r in enumerate(skin_roots):
+        groups.setdefault(rep(r), []).append(k)
     names = {r: [_skin_name(f, k) for k in ks] for r, ks in groups.items()}
     if skeleton is None:
         if len(groups) > 1:
