@@ -96,6 +96,7 @@ test-browser: $(STAMP)
 # The long fuzz campaign (>= 20,000 mutated URDF/BVH/MJCF/DH inputs; docs/fuzz.md).
 fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --cases 20000 --seed 0 --jobs 2 --out out/fuzz --minimize
+	$(BIN)/python benchmarks/fuzz.py --kinds fbx --cases 300 --seed 0 --jobs 2 --out out/fuzz-fbx --minimize
 
 clean:
 	rm -rf $(VENV) $(PLACO_VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -489,3 +489,64 @@ def test_external_bin_file(tmp_path: Path) -> None:
     embedded = read_gltf(_write(tmp_path, _good(tmp_path), "a.gltf"))
     external = read_gltf(_write(tmp_path, doc, "b.gltf"))
     assert np.array_equal(embedded.q, external.q)
+
+
+# --- a full-size human character ---------------------------------------------------------
+
+KENNEY = DATA / "kenney_character.glb"
+
+
+def test_a_human_character_posed_with_the_human_prior_and_written_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kenney's character (tests/data/SOURCES.md): its body parts are found by name, the
+    right hand is moved by IK with the human prior filling in the rest, and the pose goes
+    out as .glb (exact) and .usda (float32) and back with the skinned mesh."""
+    from kinetree import Pose, Position
+    from kinetree.anim import Motion
+    from kinetree.io.body_parts import find_body_parts
+
+    model = kinetree.load(KENNEY)
+    (skin,) = model.skins
+    assert skin.n_vertices > 500 and model.metadata["format"] == "gltf"
+    # The rest pose is the file's, by glTF's rules (the oracle).
+    g = Gltf(KENNEY)
+    index = {n.name: i for i, n in enumerate(g.doc.nodes)}
+    q0 = model.neutral()
+    size = float(np.ptp(model.fk_all(q0)[:, :3, 3], axis=0).max())
+    for name in ("Hips", "Head", "LeftHand", "RightFoot"):
+        M = g.world(index[name], {}, 0.0)
+        assert np.abs(model.fk(q0, name)[:3, 3] - M[:3, 3]).max() < 1e-9 * size
+    parts = find_body_parts(model)
+    assert {"pelvis", "head", "wrist_l", "wrist_r", "ankle_l", "ankle_r"} <= set(parts)
+    targets: dict[str, Any] = {parts["pelvis"]: Pose(model.fk(q0, parts["pelvis"]))}
+    for role in ("ankle_l", "ankle_r", "wrist_l"):
+        targets[parts[role]] = Position(model.fk(q0, parts[role])[:3, 3])
+    goal = model.fk(q0, parts["wrist_r"])[:3, 3] + np.array([0.0, 0.2, 0.1]) * size
+    targets[parts["wrist_r"]] = Position(goal)
+    result = model.ik(targets, prior="human")
+    assert result.success
+    q = result.q
+    # Checked by FK, not by the solver's word.
+    assert np.linalg.norm(model.fk(q, parts["wrist_r"])[:3, 3] - goal) < 1e-5 * size
+    for role in ("ankle_l", "ankle_r", "wrist_l"):
+        assert np.linalg.norm(
+            model.fk(q, parts[role])[:3, 3] - model.fk(q0, parts[role])[:3, 3]
+        ) < (1e-5 * size)
+    posed = Motion(model=model, q=np.stack([q0, q]), fps=30.0, name="reach")
+    clip = kinetree.Clip.from_motion(posed)
+    kinetree.write_clip(posed, tmp_path / "reach.glb")
+    _opens_cleanly(tmp_path / "reach.glb", caplog)
+    back = kinetree.read_clip(tmp_path / "reach.glb")
+    names = back.joint_names
+    assert np.abs(back.world_poses() - clip.world_poses(names)).max() < EXACT * size
+    assert np.abs(
+        deform(back.model.skins[0], back.model, back.q) - deform(skin, model, clip.q)
+    ).max() < (EXACT * size)
+    pytest.importorskip("pxr")
+    kinetree.write_clip(posed, tmp_path / "reach.usda")
+    usd = kinetree.read_clip(tmp_path / "reach.usda")
+    leaves = [n.rsplit("/", 1)[-1] for n in usd.joint_names]
+    # SkelAnimation holds float3 translations and quatf rotations.
+    assert np.abs(usd.world_poses() - clip.world_poses(leaves)).max() < FLOAT32 * size
+    assert usd.model.skins and usd.model.skins[0].n_vertices == skin.n_vertices
