@@ -1361,10 +1361,13 @@ def _clip_roundtrip(clip: Any, ext: str, workdir: Path) -> None:
     back = kinetree.read_clip(out, scale=clip.model.length_scale if gltf else 1.0)
     # The joints as written: glTF names them as the model's frames; USD by their paths
     # (leaf names may repeat), in the order of the model's frames.
-    leaves = [name.rsplit("/", 1)[-1] for name in back.joint_names]
-    if len(set(leaves)) != len(leaves):
+    frames = set(clip.model.frame_names)
+    leaves = list(back.joint_names)  # the same names (glTF, or USD read from USD)
+    if not set(leaves) <= frames:
+        leaves = [name.rsplit("/", 1)[-1] for name in back.joint_names]
+    if len(set(leaves)) != len(leaves) or not set(leaves) <= frames:
         leaves = [f for f in clip.model.frame_names if f != clip.model.node_names[0]]
-    if not set(leaves) <= set(clip.model.frame_names):
+    if not set(leaves) <= frames:
         raise Violation(f"write_clip then read_clip renames the joints ({back.joint_names[:5]})")
     a, b = clip.world_poses(leaves), back.world_poses()
     if a.shape != b.shape:

@@ -176,7 +176,7 @@ def test_a_skinned_gltf_character_deforms_when_its_hand_is_dragged(
     model = kinetree.load(glb)
     assert model.skins, "the glTF file lost its skinned mesh"
     with Viewer(model, port=0, targets=["RightHand"]) as v:
-        assert v.has_meshes and not v._figure.show_skeleton
+        assert v.has_meshes and not v._figure.show_skeleton and v.note is None
         before = _shoot(
             browser, v.url, FIGURES / "viewer_character.png", lambda s: _body(_scene(s)) > 5000
         )
