@@ -41,8 +41,6 @@ import contextlib
 import dataclasses
 import os
 import re
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -55,6 +53,7 @@ from .._warnings import warn_outside
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, UnknownNameError
 from ..model import Model
 from ..spatial import matrix_to_quaternion
+from ._child import last_line, run_python
 from ._files import as_path
 from .clip import CharacterFileWarning, Clip, frame_tree, local_poses, sample_times
 from .skeleton import JointTree, Rig, build_rig, check_up_scale, rig_q
@@ -118,27 +117,15 @@ def _parse_in_child(path: Path, where: str, size: int) -> None:
     there is a :class:`~kinetree.errors.FileFormatError` here (before this process
     parses it)."""
     limit = PARSE_TIMEOUT_S + PARSE_SECONDS_PER_MB * size / 1e6
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", _PARSE_CHILD, str(path.resolve())],
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    done = run_python(["-c", _PARSE_CHILD, str(path.resolve())], limit)
+    if done is None:
         raise FileFormatError(
             f"{where} cannot be opened: usd-core did not finish parsing its "
             f"{size / 1e6:.1f} MB of text within {limit:.3g} s (malformed text makes its "
             "parser slow)"
-        ) from None
+        )
     if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        why = lines[-1] if lines else f"the parser ended with status {done.returncode}"
-        raise FileFormatError(f"{where} cannot be opened: {why}")
+        raise FileFormatError(f"{where} cannot be opened: {last_line(done, 'the parser')}")
 
 
 def _pxr() -> Any:
