@@ -109,6 +109,7 @@ test-browser: $(STAMP)
 fuzz: $(STAMP)
 	$(WARMUP)
 	$(BIN)/python benchmarks/fuzz.py --cases 20000 --seed 0 --jobs 2 --out out/fuzz --minimize
+	$(BIN)/python benchmarks/fuzz.py --kinds fbx --cases 300 --seed 0 --jobs 2 --out out/fuzz-fbx --minimize
 
 clean:
 	rm -rf $(VENV) $(PLACO_VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -13,8 +13,14 @@ Runs :mod:`fuzz_inputs` (in ``tests/``) on ``--cases`` cases (or until
 * ``summary.md``: the table and the groups.
 
 The kinds are :data:`fuzz_inputs.KINDS`: URDF, BVH, MJCF, DH, glTF (``.gltf`` and
-``.glb``) and USD (``.usda``). ``--replay urdf:123`` rebuilds one case, prints it and
-runs it here. The exit status is 1 when there are findings.
+``.glb``) and USD (``.usda``); FBX runs when named, as its own smaller campaign
+(each case reads the file in a ufbx child process, about a second):
+
+    python benchmarks/fuzz.py --kinds fbx --cases 300 --seed 0 --jobs 2 --out out/fuzz-fbx
+
+(its cases get :data:`FBX_TIMEOUT_S` each unless ``--timeout`` says otherwise).
+``--replay urdf:123`` rebuilds one case, prints it and runs it here. The exit status
+is 1 when there are findings.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import fuzz_inputs as F
 
 BAD = ("finding", "hang", "crash")
+#: Seconds an FBX case may take (a child process starts, imports ufbx, reads the file).
+FBX_TIMEOUT_S = 60.0
 
 
 def summary_table(results: list[dict], seconds: float) -> str:
@@ -39,7 +47,7 @@ def summary_table(results: list[dict], seconds: float) -> str:
     cols = ("cases", "loaded", "rejected", "finding", "hang", "crash")
     head = f"| kind | {' | '.join(cols)} |"
     lines = [head, "|" + "---|" * (len(cols) + 1)]
-    kinds = [k for k in F.KINDS if any(r["kind"] == k for r in results)]
+    kinds = [k for k in (*F.KINDS, *F.NAMED_KINDS) if any(r["kind"] == k for r in results)]
     for kind in [*kinds, "all"]:
         sel = [k for k in kinds if kind in (k, "all")]
         n = sum(v for (k, _), v in counts.items() if k in sel)
@@ -72,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"))
-    ap.add_argument("--timeout", type=float, default=F.TIMEOUT_S, help="seconds per case")
+    ap.add_argument("--timeout", type=float, default=0.0, help="seconds per case")
     ap.add_argument("--time-limit", type=float, default=0.0, help="stop starting cases after")
     ap.add_argument("--kinds", default=",".join(F.KINDS))
     ap.add_argument("--minimize", action="store_true", help="shrink one case per group")
@@ -81,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         return replay(args.replay)
 
+    if args.timeout <= 0.0:
+        slow = "fbx" in args.kinds.split(",")
+        args.timeout = FBX_TIMEOUT_S if slow else F.TIMEOUT_S
     out: Path = args.out
     (out / "findings").mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()

@@ -14,6 +14,10 @@ Six kinds of input, each grown from real seeds:
 * ``gltf``: ``tests/data/gltf/*.gltf`` (JSON with an embedded buffer), a third of the
   cases wrapped in a GLB container (``case.glb``).
 * ``usd``: ``tests/data/usd/*.usda`` (UsdSkel text), read through usd-core.
+* ``fbx`` (only when named: each case starts a ufbx child process, so it runs as its own
+  smaller campaign, ``benchmarks/fuzz.py --kinds fbx``): ``tests/data/fbx``'s two small
+  sausage files, the ASCII one through the text mutations, the binary one through byte
+  mutations of its records (lengths, counts, array encodings, numbers, truncation).
 
 A case is rebuilt from ``(kind, seed)`` alone (:func:`make_case`). The oracle
 (:func:`check_case`) loads it and, if it loads, checks FK at the neutral and at
@@ -52,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BVH_DIR = ROOT / "tests" / "data" / "bvh"
 GLTF_DIR = ROOT / "tests" / "data" / "gltf"
 USD_DIR = ROOT / "tests" / "data" / "usd"
+FBX_DIR = ROOT / "tests" / "data" / "fbx"
 URDF_DIR = ROOT / "src" / "kinetree" / "models" / "data"
 
 KINDS = ("urdf", "bvh", "mjcf", "dh", "gltf", "usd")
@@ -60,6 +65,10 @@ KINDS = ("urdf", "bvh", "mjcf", "dh", "gltf", "usd")
 KIND_CYCLE = (
     "urdf", "bvh", "dh", "gltf", "urdf", "bvh", "dh", "usd", "urdf", "bvh", "dh", "mjcf",
 )  # fmt: skip
+#: Kinds a campaign runs only when asked by name (:func:`campaign`), after the cycle's.
+NAMED_KINDS = ("fbx",)
+#: FBX seeds: small files (the kenney character, 742 KB, would make each case slow).
+FBX_SEEDS = ("maya_game_sausage_7500_ascii_wiggle.fbx", "maya_game_sausage_7500_binary_wiggle.fbx")
 TIMEOUT_S = 5.0  # a case running longer is a hang
 IK_OPTIONS: dict[str, Any] = {"max_iter": 50, "restarts": 1}
 IK_TOL = 1e-6  # kinetree's default tol [m] and [rad]
@@ -274,7 +283,7 @@ def case_seed(base_seed: int, index: int) -> int:
 def campaign(n: int, base_seed: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Case]:
     """``n`` cases, the kinds interleaved (:data:`KIND_CYCLE`), deterministic in ``base_seed``."""
     wanted = set(KINDS if kinds is None else kinds)
-    cycle = [k for k in KIND_CYCLE if k in wanted]
+    cycle = [k for k in KIND_CYCLE if k in wanted] + [k for k in NAMED_KINDS if k in wanted]
     for i in range(n):
         yield make_case(cycle[i % len(cycle)], case_seed(base_seed, i))
 
@@ -285,6 +294,8 @@ def make_case(kind: str, seed: int) -> Case:
     if kind == "dh":
         source, muts, origin = _dh_case(rng)
         return Case(kind, seed, source.encode(), ".py", origin, muts)
+    if kind == "fbx":
+        return _fbx_case(rng, seed)
     origin, text = rng.choice(seed_texts(kind))
     n_mut = rng.choice((1, 1, 1, 2, 2, 3, 4, 6))
     muts: list[str] = []
@@ -305,6 +316,139 @@ def make_case(kind: str, seed: int) -> Case:
     if kind == "gltf" and rng.random() < 0.33:
         data, ext = _glb(data), ".glb"
     return Case(kind, seed, data[:MAX_BYTES], ext, origin, tuple(muts))
+
+
+def _fbx_case(rng: random.Random, seed: int) -> Case:
+    """An FBX case: the ASCII seed through the text mutations, the binary one through
+    :data:`_FBX_MUTATORS` (and sometimes the generic byte mutators)."""
+    origin = rng.choice(FBX_SEEDS)
+    data = (FBX_DIR / origin).read_bytes()
+    n_mut = rng.choice((1, 1, 1, 2, 2, 3, 4))
+    muts: list[str] = []
+    if b"Kaydara FBX Binary" in data[:32]:
+        for _ in range(n_mut):
+            name, fn = rng.choice(_FBX_MUTATORS)
+            data = fn(rng, data)[:MAX_BYTES]
+            muts.append(name)
+    else:
+        text = _apply(rng, data.decode("latin-1"), _TEXT_MUTATORS, n_mut, muts)
+        data = text.encode("latin-1", "replace")
+    if rng.random() < 0.08:
+        name, fn = rng.choice(_BYTE_MUTATORS[:2])  # bit flips, invalid UTF-8
+        data = fn(rng, data)
+        muts.append(name)
+    return Case("fbx", seed, data, ".fbx", origin, tuple(muts))
+
+
+def _offsets_of(data: bytes, fmt: str) -> list[int]:
+    """Offsets where a binary FBX property of type ``fmt`` (one of b'IiLDdFf') starts:
+    its type code, the value right after it."""
+    return [m.start() for m in re.finditer(re.escape(fmt.encode()), data)]
+
+
+def f_int(rng: random.Random, data: bytes) -> bytes:
+    """An int32 / int64 after its type code (a property, an array's count, length or
+    encoding), or a record header's 4-byte field, set to an extreme value."""
+    import struct
+
+    code = rng.choice("IL")
+    spots = _offsets_of(data, code) or [rng.randrange(max(len(data) - 9, 1))]
+    i = rng.choice(spots) + 1
+    size = 4 if code == "I" else 8
+    value = rng.choice((0, 1, -1, 2**31 - 1, -(2**31), 2**30, 255, 65536, 7, 3))
+    fmt = "<i" if size == 4 else "<q"
+    return data[:i] + struct.pack(fmt, value) + data[i + size :]
+
+
+def f_array(rng: random.Random, data: bytes) -> bytes:
+    """An array property's header (count, encoding, compressed length) changed: a wrong
+    count, an unknown encoding, a length past the file."""
+    import struct
+
+    spots = [m.start() for m in re.finditer(rb"[dfilb]", data)]
+    if not spots:
+        raise _Skip
+    i = rng.choice(spots) + 1
+    field_ = rng.randrange(3)
+    value = rng.choice((0, 1, 2, 2**31 - 1, 2**32 - 1, 1 << 28, 12345))
+    at = i + 4 * field_
+    return data[:at] + struct.pack("<I", value) + data[at + 4 :]
+
+
+def f_float(rng: random.Random, data: bytes) -> bytes:
+    """A double property (a transform, a key value, a time) set to NaN, inf or huge."""
+    import struct
+
+    spots = _offsets_of(data, "D")
+    if not spots:
+        raise _Skip
+    i = rng.choice(spots) + 1
+    value = rng.choice((math.nan, math.inf, -math.inf, 1e308, -1e308, 5e-324, 0.0, 1e15))
+    return data[:i] + struct.pack("<d", value) + data[i + 8 :]
+
+
+def f_truncate(rng: random.Random, data: bytes) -> bytes:
+    return data[: rng.randrange(len(data) + 1)]
+
+
+def f_slice(rng: random.Random, data: bytes) -> bytes:
+    """A byte range deleted, duplicated or moved (records out of place)."""
+    i = rng.randrange(len(data) + 1)
+    j = min(len(data), i + rng.choice((1, 4, 13, 100, 1000, 10000)))
+    piece = data[i:j]
+    how = rng.randrange(3)
+    if how == 0:
+        return data[:i] + data[j:]
+    if how == 1:
+        return data[:j] + piece * rng.choice((1, 2, 50)) + data[j:]
+    k = rng.randrange(len(data) + 1)
+    rest = data[:i] + data[j:]
+    return rest[:k] + piece + rest[k:]
+
+
+def f_bits(rng: random.Random, data: bytes) -> bytes:
+    return b_bit_flip(rng, data)
+
+
+def f_string(rng: random.Random, data: bytes) -> bytes:
+    """A name, property type or take name replaced (its length field kept or not)."""
+    import struct
+
+    spots = _offsets_of(data, "S")
+    if not spots:
+        raise _Skip
+    i = rng.choice(spots) + 1
+    new = rng.choice((b"", b"x" * 5000, b"\x00\x01Model", b"Lcl Rotation", b"\xff\xfe"))
+    (old,) = struct.unpack("<I", data[i : i + 4]) if i + 4 <= len(data) else (0,)
+    if old > 1 << 20:
+        raise _Skip
+    return data[:i] + struct.pack("<I", len(new)) + new + data[i + 4 + old :]
+
+
+def _fbx_safely(
+    fn: Callable[[random.Random, bytes], bytes],
+) -> Callable[[random.Random, bytes], bytes]:
+    def mutate(rng: random.Random, data: bytes) -> bytes:
+        try:
+            return fn(rng, data)
+        except (_Skip, ValueError, IndexError):
+            return data
+
+    return mutate
+
+
+_FBX_MUTATORS = tuple(
+    (name, _fbx_safely(fn))
+    for name, fn in (
+        ("fbx_int", f_int),
+        ("fbx_array", f_array),
+        ("fbx_float", f_float),
+        ("fbx_truncate", f_truncate),
+        ("fbx_slice", f_slice),
+        ("fbx_bits", f_bits),
+        ("fbx_string", f_string),
+    )
+)
 
 
 def _glb(json_bytes: bytes) -> bytes:
@@ -1139,7 +1283,7 @@ def _load(case: Case, workdir: Path) -> tuple[Any, Any]:
     if case.kind == "bvh":
         clip = kinetree.read_bvh(path)
         return clip.model, clip
-    if case.kind in ("gltf", "usd"):
+    if case.kind in ("gltf", "usd", "fbx"):
         clip = kinetree.read_clip(path)
         return clip.model, clip
     return kinetree.load(path), None
@@ -1215,7 +1359,17 @@ def _clip_roundtrip(clip: Any, ext: str, workdir: Path) -> None:
     kinetree.write_clip(clip, out)
     # glTF is written in metres (read back in the model's unit); USD keeps the unit.
     back = kinetree.read_clip(out, scale=clip.model.length_scale if gltf else 1.0)
-    a, b = clip.world_poses(), back.world_poses()
+    # The joints as written: glTF names them as the model's frames; USD by their paths
+    # (leaf names may repeat), in the order of the model's frames.
+    frames = set(clip.model.frame_names)
+    leaves = list(back.joint_names)  # the same names (glTF, or USD read from USD)
+    if not set(leaves) <= frames:
+        leaves = [name.rsplit("/", 1)[-1] for name in back.joint_names]
+    if len(set(leaves)) != len(leaves) or not set(leaves) <= frames:
+        leaves = [f for f in clip.model.frame_names if f != clip.model.node_names[0]]
+    if not set(leaves) <= frames:
+        raise Violation(f"write_clip then read_clip renames the joints ({back.joint_names[:5]})")
+    a, b = clip.world_poses(leaves), back.world_poses()
     if a.shape != b.shape:
         raise Violation(f"write_clip then read_clip changes the joints ({a.shape} -> {b.shape})")
     size = max(float(np.max(np.abs(a[..., :3, 3]), initial=0.0)), 1.0)

@@ -232,6 +232,6 @@ def test_a_crash_of_the_reader_is_a_file_format_error(monkeypatch: pytest.Monkey
         code = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
         return real([sys.executable, "-c", code], **kwargs)
 
-    monkeypatch.setattr("kinetree.io.fbx.subprocess.run", killed)
+    monkeypatch.setattr("kinetree.io._child.subprocess.run", killed)
     with pytest.raises(FileFormatError, match="crashed"):
         read_fbx_clip(SAUSAGE_BIN)

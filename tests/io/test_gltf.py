@@ -262,6 +262,31 @@ def test_several_skeletons_are_chosen_by_name(tmp_path: Path) -> None:
         load_gltf(path, skeleton="middle")
 
 
+def test_a_skin_over_two_node_trees_is_one_skeleton(tmp_path: Path) -> None:
+    """A skin whose joints hang from two top nodes (as write_clip writes a model with two
+    top frames) is one skeleton with two top joints, read and written back."""
+    nodes = [
+        {"name": "a", "children": [1], "translation": [0.0, 1.0, 0.0]},
+        {"name": "a_tip", "translation": [0.0, 0.5, 0.0]},
+        {"name": "b", "translation": [1.0, 0.0, 0.0]},
+    ]
+    doc = _doc(
+        [0.0, 1.0],
+        [(2, "rotation", "LINEAR", _rotations(2, 8))],
+        nodes=nodes,
+        skins=[{"name": "both", "joints": [0, 1, 2]}],
+    )
+    doc["scenes"][0]["nodes"] = [0, 2]
+    path = _write(tmp_path, doc)
+    clip = kinetree.read_clip(path)
+    assert set(clip.joint_names) == {"a", "a_tip", "b"}
+    perr, rerr = _compare_with_oracle(path, clip)
+    assert perr < 1e-9 and rerr < 1e-9
+    kinetree.write_clip(clip, tmp_path / "back.glb")
+    back = kinetree.read_clip(tmp_path / "back.glb")
+    assert np.abs(back.world_poses(clip.joint_names) - clip.world_poses()).max() < 1e-12
+
+
 def test_animation_by_name_or_index(tmp_path: Path) -> None:
     path = _write(tmp_path, _doc([0.0, 1.0], [(0, "rotation", "LINEAR", _rotations(2, 5))]))
     assert read_gltf(path, "move").name == read_gltf(path, 0).name == "move"
@@ -286,8 +311,24 @@ def _opens_cleanly(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
-#: glTF stores float32: a pose computed in float64 comes back to float32's precision.
+#: Round trips are exact to this, relative to the skeleton's size (float64 beside float32).
+EXACT = 1e-9
+#: What a plain float32 reading of a written file gives.
 FLOAT32 = 1e-6
+
+
+def _float32_reading_agrees(path: Path, clip: Any) -> None:
+    """The oracle reads only the float32 accessors (as every other reader): the poses
+    agree with kinetree's exact reading to float32's precision."""
+    perr, rerr = _compare_with_oracle(path, clip)
+    assert perr < FLOAT32 and rerr < FLOAT32
+
+
+def _animated(path: Path) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """(node name, path) -> (key times, values) as the raw float32 accessors hold them."""
+    g = Gltf(path)
+    names = [(n.name or f"node_{i}") for i, n in enumerate(g.doc.nodes)]
+    return {(names[n], p): (t, v) for (n, p), (t, v, _) in g.channels(0).items()}
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.stem)
@@ -301,15 +342,27 @@ def test_gltf_round_trip(
     _opens_cleanly(out, caplog)
     back = kinetree.read_clip(out)
     assert back.joint_names == clip.joint_names
-    assert np.allclose(back.times, clip.times, atol=1e-7)
+    assert np.abs(back.times - clip.times).max() <= 1e-12
     size = _size(clip)
-    assert np.abs(back.world_poses() - clip.world_poses()).max() < FLOAT32 * size
+    assert np.abs(back.world_poses() - clip.world_poses()).max() < EXACT * size
     (s0,), (s1,) = clip.model.skins, back.model.skins
     assert np.array_equal(s0.faces, s1.faces)
     assert s1.base_color == pytest.approx(s0.base_color, abs=1e-7)
     assert np.abs(deform(s1, back.model, back.q) - deform(s0, clip.model, clip.q)).max() < (
-        FLOAT32 * size
+        EXACT * size
     )
+    _float32_reading_agrees(out, back)
+    # The float32 data read is written back bit for bit (a key channel of the file,
+    # quaternions up to their sign).
+    before, after = _animated(path), _animated(out)
+    for key, (t, v) in before.items():
+        if key not in after:  # a channel at its rest value throughout
+            continue
+        t1, v1 = after[key]
+        assert np.array_equal(t1.astype(np.float32), t.astype(np.float32))
+        v32, w32 = v.astype(np.float32), v1.astype(np.float32)
+        same = np.all(w32 == v32, axis=1) | np.all(w32 == -v32, axis=1)
+        assert same.all(), key
 
 
 def test_bvh_to_gltf_to_bvh(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -319,13 +372,51 @@ def test_bvh_to_gltf_to_bvh(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
     _opens_cleanly(tmp_path / "walk.glb", caplog)
     # glTF is in metres: read it back in the BVH file's unit.
     g = kinetree.read_clip(tmp_path / "walk.glb", scale=bvh.model.length_scale)
-    assert g.evenly_spaced and g.fps == pytest.approx(bvh.fps, rel=1e-6)
+    assert g.evenly_spaced and g.fps == pytest.approx(bvh.fps, rel=1e-12)
     kinetree.write_clip(g, tmp_path / "walk.bvh")
     back = kinetree.read_clip(tmp_path / "walk.bvh")
     size = _size(bvh)
     for c in (g, back):
         err = np.abs(c.world_poses(bvh.joint_names) - bvh.world_poses()).max()
-        assert err < FLOAT32 * size
+        assert err < EXACT * size
+    # Any other reader sees float32 data that agree to float32's precision.
+    metres = kinetree.read_clip(tmp_path / "walk.glb")
+    _float32_reading_agrees(tmp_path / "walk.glb", metres)
+
+
+def test_edited_float32_data_is_read_not_the_stale_float64(tmp_path: Path) -> None:
+    walk = Path(__file__).resolve().parents[1] / "data/bvh/cmu_12_01_walk.bvh"
+    clip = kinetree.Clip.from_bvh(kinetree.read_bvh(walk).slice(0, 5))
+    out = tmp_path / "walk.gltf"
+    kinetree.write_clip(clip, out)
+    doc = json.loads(out.read_text())
+    exact = [a for a in doc["accessors"] if "kinetree_float64" in a.get("extras", {})]
+    assert exact, "the writer stores float64 values beside float32 ones"
+    # Edit the first animated translation's first key in the float32 data alone, as a
+    # tool that knows nothing of the extras would.
+    anim = doc["animations"][0]
+    ch = next(c for c in anim["channels"] if c["target"]["path"] == "translation")
+    acc = doc["accessors"][anim["samplers"][ch["sampler"]]["output"]]
+    assert "kinetree_float64" in acc["extras"]
+    view = doc["bufferViews"][acc["bufferView"]]
+    uri = doc["buffers"][0]["uri"]
+    head, body = uri.split(",", 1)
+    blob = bytearray(base64.b64decode(body))
+    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    x = np.frombuffer(blob, dtype="<f4", count=1, offset=start)[0]
+    blob[start : start + 4] = np.float32(x + 0.25).tobytes()
+    doc["buffers"][0]["uri"] = head + "," + base64.b64encode(bytes(blob)).decode()
+    edited = _write(tmp_path, doc, "edited.gltf")
+    unit = clip.model.length_scale
+    a = kinetree.read_clip(out, scale=unit)
+    b = kinetree.read_clip(edited, scale=unit)
+    node = doc["nodes"][ch["target"]["node"]]["name"]
+    j = a.joint_names.index(node)
+    moved = b.world_poses()[0, j, :3, 3] - a.world_poses()[0, j, :3, 3]
+    # The edit shows (0.25 m in the file's x), up to float32 rounding of the edit.
+    assert np.linalg.norm(moved) == pytest.approx(0.25 * unit, rel=1e-6)
+    # Frames the edit did not touch still read exactly.
+    assert np.abs(b.world_poses()[1:] - a.world_poses()[1:]).max() < 1e-12 * _size(a)
 
 
 # --- bad files ---------------------------------------------------------------------------
@@ -398,3 +489,64 @@ def test_external_bin_file(tmp_path: Path) -> None:
     embedded = read_gltf(_write(tmp_path, _good(tmp_path), "a.gltf"))
     external = read_gltf(_write(tmp_path, doc, "b.gltf"))
     assert np.array_equal(embedded.q, external.q)
+
+
+# --- a full-size human character ---------------------------------------------------------
+
+KENNEY = DATA / "kenney_character.glb"
+
+
+def test_a_human_character_posed_with_the_human_prior_and_written_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kenney's character (tests/data/SOURCES.md): its body parts are found by name, the
+    right hand is moved by IK with the human prior filling in the rest, and the pose goes
+    out as .glb (exact) and .usda (float32) and back with the skinned mesh."""
+    from kinetree import Pose, Position
+    from kinetree.anim import Motion
+    from kinetree.io.body_parts import find_body_parts
+
+    model = kinetree.load(KENNEY)
+    (skin,) = model.skins
+    assert skin.n_vertices > 500 and model.metadata["format"] == "gltf"
+    # The rest pose is the file's, by glTF's rules (the oracle).
+    g = Gltf(KENNEY)
+    index = {n.name: i for i, n in enumerate(g.doc.nodes)}
+    q0 = model.neutral()
+    size = float(np.ptp(model.fk_all(q0)[:, :3, 3], axis=0).max())
+    for name in ("Hips", "Head", "LeftHand", "RightFoot"):
+        M = g.world(index[name], {}, 0.0)
+        assert np.abs(model.fk(q0, name)[:3, 3] - M[:3, 3]).max() < 1e-9 * size
+    parts = find_body_parts(model)
+    assert {"pelvis", "head", "wrist_l", "wrist_r", "ankle_l", "ankle_r"} <= set(parts)
+    targets: dict[str, Any] = {parts["pelvis"]: Pose(model.fk(q0, parts["pelvis"]))}
+    for role in ("ankle_l", "ankle_r", "wrist_l"):
+        targets[parts[role]] = Position(model.fk(q0, parts[role])[:3, 3])
+    goal = model.fk(q0, parts["wrist_r"])[:3, 3] + np.array([0.0, 0.2, 0.1]) * size
+    targets[parts["wrist_r"]] = Position(goal)
+    result = model.ik(targets, prior="human")
+    assert result.success
+    q = result.q
+    # Checked by FK, not by the solver's word.
+    assert np.linalg.norm(model.fk(q, parts["wrist_r"])[:3, 3] - goal) < 1e-5 * size
+    for role in ("ankle_l", "ankle_r", "wrist_l"):
+        assert np.linalg.norm(
+            model.fk(q, parts[role])[:3, 3] - model.fk(q0, parts[role])[:3, 3]
+        ) < (1e-5 * size)
+    posed = Motion(model=model, q=np.stack([q0, q]), fps=30.0, name="reach")
+    clip = kinetree.Clip.from_motion(posed)
+    kinetree.write_clip(posed, tmp_path / "reach.glb")
+    _opens_cleanly(tmp_path / "reach.glb", caplog)
+    back = kinetree.read_clip(tmp_path / "reach.glb")
+    names = back.joint_names
+    assert np.abs(back.world_poses() - clip.world_poses(names)).max() < EXACT * size
+    assert np.abs(
+        deform(back.model.skins[0], back.model, back.q) - deform(skin, model, clip.q)
+    ).max() < (EXACT * size)
+    pytest.importorskip("pxr")
+    kinetree.write_clip(posed, tmp_path / "reach.usda")
+    usd = kinetree.read_clip(tmp_path / "reach.usda")
+    leaves = [n.rsplit("/", 1)[-1] for n in usd.joint_names]
+    # SkelAnimation holds float3 translations and quatf rotations.
+    assert np.abs(usd.world_poses() - clip.world_poses(leaves)).max() < FLOAT32 * size
+    assert usd.model.skins and usd.model.skins[0].n_vertices == skin.n_vertices

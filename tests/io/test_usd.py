@@ -226,3 +226,46 @@ def test_no_skeleton(tmp_path: Path) -> None:
     path.write_text('#usda 1.0\ndef Xform "Nothing"\n{\n}\n')
     with pytest.raises(FileFormatError, match=r"has no Skeleton prim"):
         load_usd(path)
+
+
+def _repeated_bad_samples(tmp_path: Path, n: int) -> Path:
+    """lbs.usda with one malformed rotation sample repeated ``n`` times: usd-core's parser
+    needs time growing with the square of ``n`` to report it (4,000: seconds)."""
+    bad = "                16: [(0.5, 0.5, 0.5, 0.5), (0.96703), (0.5, -0.5, -0.5, -0.5)],\n"
+    lines = LBS.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if "rotations.timeSamples" in ln) + 1
+    p = tmp_path / "slow.usda"
+    p.write_text("".join(lines[:at] + [bad] * n + lines[at:]))
+    return p
+
+
+def test_slow_malformed_text_is_refused_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import kinetree.io.usd as usd
+
+    slow = _repeated_bad_samples(tmp_path, 4000)
+    assert slow.stat().st_size > usd.CHILD_PARSE_BYTES
+    monkeypatch.setattr(usd, "PARSE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(usd, "PARSE_SECONDS_PER_MB", 0.0)
+    t0 = time.monotonic()
+    with pytest.raises(FileFormatError, match=r"did not finish parsing .* within 0\.5 s"):
+        kinetree.read_clip(slow)
+    assert time.monotonic() - t0 < 30.0  # the child is stopped, not waited for
+
+
+def test_text_parsed_in_a_child_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kinetree.io.usd as usd
+
+    here = kinetree.read_clip(LBS)
+    monkeypatch.setattr(usd, "CHILD_PARSE_BYTES", 0)  # every text layer through the child
+    there = kinetree.read_clip(LBS)
+    assert np.array_equal(there.q, here.q) and np.array_equal(there.times, here.times)
+    broken = tmp_path / "broken.usda"
+    broken.write_text(LBS.read_text().replace("def Skeleton", "def Skeleton {", 1))
+    with pytest.raises(FileFormatError, match="cannot be opened"):
+        kinetree.read_clip(broken)

@@ -426,6 +426,7 @@ def test_a_skinned_character_is_drawn_as_its_mesh_deforming_with_the_pose() -> N
     with Viewer(model, port=0, targets=["joint4"]) as v:
         fig = v._figure
         assert fig.has_meshes and not fig.show_skeleton
+        assert v.note is None  # no "drawn as a skeleton" note beside the skinned mesh
         (handle,) = fig.skin_handles
         assert len(handle.bones) == len(skin.joint_names) == 3
         assert handle.name == "/robot_skin0"

@@ -11,7 +11,7 @@ choice of times, and the skeleton a writer derives from any model
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,10 @@ class Clip:
         source: the file read, if any; ``format``: ``"bvh"``, ``"gltf"``, ``"usd"`` or
             ``"fbx"`` ("" for a clip made here).
         bvh: the BVH clip this came from (its channel layout, for writing BVH back).
+        keys: the key values a glTF file held, ``(joint, "translation" | "rotation") ->
+            (key times [s], values)``, as read (rotations unnormalised), so that writing
+            the clip back to glTF gives the file's float32 data bit for bit; a writer uses
+            them only where they give this clip's poses to 1e-12 (else it writes the poses).
     """
 
     model: Model
@@ -82,6 +86,7 @@ class Clip:
     source: str | None = None
     format: str = ""
     bvh: BVHClip | None = None
+    keys: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
 
     def __post_init__(self) -> None:
         check_model(self.model)

@@ -42,8 +42,6 @@ import importlib.util
 import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +59,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..model import Model
+from ._child import last_line, run_python
 from ._files import as_path
 from .skeleton import JointTree, Rig, build_rig, rig_q
 
@@ -111,24 +110,13 @@ def _run_child(path: Path, animation: str | int | None, times: Any) -> dict[str,
         req = Path(tmp) / "request.json"
         out = Path(tmp) / "scene.npz"
         req.write_text(json.dumps(request), encoding="utf-8")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "kinetree.io._fbx_scene", str(req), str(out)],
-                capture_output=True,
-                text=True,
-                timeout=READ_TIMEOUT,
-                env=env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+        done = run_python(["-m", "kinetree.io._fbx_scene", str(req), str(out)], READ_TIMEOUT)
+        if done is None:
             raise FileFormatError(
                 f"cannot read the FBX file {str(path)!r}: ufbx took more than {READ_TIMEOUT:g} s"
-            ) from None
+            )
         if done.returncode != 0 or not out.is_file():
-            lines = done.stderr.strip().splitlines()
-            why = lines[-1] if lines else f"the reader ended with status {done.returncode}"
+            why = last_line(done, "the reader")
             if done.returncode < 0:
                 why = f"ufbx crashed on it (signal {-done.returncode})"
             raise FileFormatError(f"cannot read the FBX file {str(path)!r}: {why}")

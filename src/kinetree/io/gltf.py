@@ -48,7 +48,11 @@ a LINEAR translation and rotation channel for every node that moves, one key per
 frame; lengths are written in metres (divided by ``model.length_scale``) and Z-up
 models (``metadata["up"] == "z"``, not BVH) are turned to glTF's Y-up. The skinned
 meshes of ``model.skins`` are written with their materials and textures. Accessors
-are float32, as glTF has them.
+are float32, as glTF has them; where float32 loses more than 1e-12 of an accessor's
+largest value, its exact float64 values are written too, in a buffer view that the
+accessor's ``extras`` names (``"kinetree_float64"``). Other readers see a valid glTF 2.0
+file and read its float32 data; kinetree reads the float64 values only while they round
+to exactly the float32 data, so a file edited elsewhere reads as edited.
 """
 
 from __future__ import annotations
@@ -96,6 +100,8 @@ _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "M
 _SCALE_TOLERANCE = 1e-6
 #: The most keys or vertices one accessor may hold (checked before reading it).
 _MAX_COUNT = 50_000_000
+#: Key of an accessor's ``extras`` naming the buffer view of its exact float64 values.
+EXACT_KEY = "kinetree_float64"
 
 
 def _pygltflib() -> Any:
@@ -261,7 +267,33 @@ class _File:
             self._sparse(a.sparse, out, dtype, where)
         if a.normalized and divisor != 1.0:
             out = np.maximum(out / divisor, -1.0)
+        elif a.componentType == 5126 and a.sparse is None:
+            return self._exact(a, out)
         return out
+
+    def _exact(self, a: Any, single: np.ndarray) -> np.ndarray:
+        """The float64 values kinetree wrote beside a float32 accessor, where the
+        accessor's ``extras`` names them: each value that rounds to exactly the float32
+        value read, the float32 value elsewhere.
+
+        Any other reader sees the float32 data alone; a file edited elsewhere reads as
+        edited (a changed float32 value no longer matches its float64 one), never stale.
+        """
+        extras = a.extras if isinstance(a.extras, dict) else {}
+        index = extras.get(EXACT_KEY)
+        if not isinstance(index, int) or isinstance(index, bool):
+            return single
+        try:
+            data, start, length, _ = self.view(index)
+        except FileFormatError:
+            return single
+        if length != single.size * 8:
+            return single
+        exact = np.frombuffer(data, dtype="<f8", count=single.size, offset=start)
+        exact = exact.reshape(single.shape).astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            same = np.isfinite(exact) & (exact.astype(np.float32) == single.astype(np.float32))
+        return np.where(same, exact, single)
 
     def _sparse(self, sparse: Any, out: np.ndarray, dtype: Any, where: str) -> None:
         n = int(sparse.count or 0)
@@ -495,7 +527,16 @@ def _skeleton(f: _File, parent: list[int], skeleton: str | None) -> _Skeleton:
             i = parent[i]
         return i
 
-    groups: dict[int, list[int]] = {}
+    # Skins whose joints share node trees are one skeleton (a skin's joints may hang from
+    # several top nodes: each is then a top joint): trees joined by a skin, union-find.
+    joined: dict[int, int] = {}
+
+    def rep(r: int) -> int:
+        while joined.setdefault(r, r) != r:
+            r = joined[r]
+        return r
+
+    skin_roots: list[int] = []
     for k, s in enumerate(skins):
         joints = list(s.joints or [])
         if not joints:
@@ -506,13 +547,13 @@ def _skeleton(f: _File, parent: list[int], skeleton: str | None) -> _Skeleton:
                     f"{f.where}: skin {_skin_name(f, k)!r} names joint {j!r}, a node that does "
                     f"not exist (the file has {n} nodes)"
                 )
-        roots = {top(j) for j in joints}
-        if len(roots) > 1:
-            raise FileFormatError(
-                f"{f.where}: the joints of skin {_skin_name(f, k)!r} hang from "
-                f"{len(roots)} separate node trees; a skin's joints must share one root"
-            )
-        groups.setdefault(roots.pop(), []).append(k)
+        roots = sorted({rep(top(j)) for j in joints})
+        for r in roots[1:]:
+            joined[r] = roots[0]
+        skin_roots.append(roots[0])
+    groups: dict[int, list[int]] = {}
+    for k, r in enumerate(skin_roots):
+        groups.setdefault(rep(r), []).append(k)
     names = {r: [_skin_name(f, k) for k in ks] for r, ks in groups.items()}
     if skeleton is None:
         if len(groups) > 1:
@@ -898,6 +939,11 @@ def read_gltf(
         joint_names=tuple(r.file.names[i] for i in r.skeleton.nodes),
         source=str(r.file.path),
         format="gltf",
+        keys={
+            (r.file.names[node], path_): (ch.times, ch.values)
+            for (node, path_), ch in mine.items()
+            if ch.interpolation != "CUBICSPLINE" and path_ != "scale"
+        },
     )
 
 
@@ -1110,21 +1156,22 @@ class _Blob:
     ) -> int:
         dtype = {5126: "<f4", 5125: "<u4", 5123: "<u2", 5121: "u1"}[component]
         a = np.ascontiguousarray(array, dtype=dtype)
-        while len(self.data) % 4:
-            self.data.append(0)
-        start = len(self.data)
-        self.data.extend(a.tobytes())
-        self.views.append(
-            self.lib.BufferView(buffer=0, byteOffset=start, byteLength=a.nbytes, target=target)
-        )
+        view = self._view(a.tobytes(), target)
         count = a.shape[0]
         kw: dict[str, Any] = {}
         if bounds:
             flat = a.reshape(count, -1).astype(np.float64)
             kw = {"min": flat.min(axis=0).tolist(), "max": flat.max(axis=0).tolist()}
+        if component == 5126:
+            exact = np.ascontiguousarray(array, dtype="<f8")
+            single = a.astype(np.float64)
+            largest = float(np.abs(exact).max(initial=0.0))
+            if np.any(np.abs(exact - single) > 1e-12 * largest):
+                # float32 loses more than 1e-12: the exact values beside it, for kinetree.
+                kw["extras"] = {EXACT_KEY: self._view(exact.tobytes(), None, align=8)}
         self.accessors.append(
             self.lib.Accessor(
-                bufferView=len(self.views) - 1,
+                bufferView=view,
                 componentType=component,
                 count=count,
                 type=type_,
@@ -1134,11 +1181,16 @@ class _Blob:
         return len(self.accessors) - 1
 
     def add_bytes(self, data: bytes) -> int:
-        while len(self.data) % 4:
+        return self._view(data, None)
+
+    def _view(self, data: bytes, target: int | None, align: int = 4) -> int:
+        while len(self.data) % align:
             self.data.append(0)
         start = len(self.data)
         self.data.extend(data)
-        self.views.append(self.lib.BufferView(buffer=0, byteOffset=start, byteLength=len(data)))
+        self.views.append(
+            self.lib.BufferView(buffer=0, byteOffset=start, byteLength=len(data), target=target)
+        )
         return len(self.views) - 1
 
 
@@ -1178,29 +1230,33 @@ def write_gltf(path: str | os.PathLike[str], clip: Clip) -> None:
             )
         )
     roots = [i for i in range(n) if parents[i] < 0]
-    # Animation: translation and rotation of every node that moves.
+    # Animation: translation and rotation of every node that leaves its rest values.
     times = clip.times - min(float(clip.times[0]), 0.0)
     samplers: list[Any] = []
     channels: list[Any] = []
-    if clip.n_frames > 1:
-        t_acc = blob.add(times.astype(np.float32)[:, None], "SCALAR", 5126, bounds=True)
-        for i in range(n):
-            T = local[:, i]
-            trans = T[:, :3, 3]
-            quat = _quaternions(T[:, :3, :3])
-            for path_, vals, type_ in (("translation", trans, "VEC3"), ("rotation", quat, "VEC4")):
-                if np.ptp(vals.astype(np.float32), axis=0).max() == 0.0:
-                    continue
-                out = blob.add(vals, type_, 5126)
-                samplers.append(
-                    lib.AnimationSampler(input=t_acc, output=out, interpolation="LINEAR")
+    t_acc: int | None = None
+    for i in range(n):
+        T = local[:, i]
+        rest_t, rest_r = _trs(rest[i])
+        quat = _quaternions(T[:, :3, :3])
+        if np.dot(quat[0], rest_r) < 0.0:
+            quat = -quat
+        for path_, vals, at_rest, type_ in (
+            ("translation", T[:, :3, 3], rest_t, "VEC3"),
+            ("rotation", quat, rest_r, "VEC4"),
+        ):
+            if np.abs(vals - at_rest).max() <= 1e-12 * max(float(np.abs(at_rest).max()), 1.0):
+                continue
+            if t_acc is None:
+                t_acc = blob.add(times[:, None], "SCALAR", 5126, bounds=True)
+            out = blob.add(_as_read(clip, frames[i], path_, times, vals), type_, 5126)
+            samplers.append(lib.AnimationSampler(input=t_acc, output=out, interpolation="LINEAR"))
+            channels.append(
+                lib.AnimationChannel(
+                    sampler=len(samplers) - 1,
+                    target=lib.AnimationChannelTarget(node=i, path=path_),
                 )
-                channels.append(
-                    lib.AnimationChannel(
-                        sampler=len(samplers) - 1,
-                        target=lib.AnimationChannelTarget(node=i, path=path_),
-                    )
-                )
+            )
     # Skins: one per skinned mesh (all frames as joints), or one bare skin.
     world_rest = _world_of(rest, parents)
     skins_out: list[Any] = []
@@ -1264,6 +1320,32 @@ def write_gltf(path: str | os.PathLike[str], clip: Clip) -> None:
             doc.save_json(str(p))
     except OSError as exc:
         raise FileFormatError(f"cannot write glTF file {str(p)!r}: {exc.strerror or exc}") from None
+
+
+def _as_read(clip: Clip, name: str, path: str, times: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """``vals`` (one row per frame), or the key values the clip's glTF file held for this
+    channel (float32, rotations as stored) where they give ``vals`` to 1e-12: a glTF
+    file written back keeps its data bit for bit."""
+    raw = (clip.keys or {}).get((name, path))
+    if raw is None:
+        return vals
+    t, v = (np.asarray(a, dtype=np.float64) for a in raw)
+    if v.shape != vals.shape or t.shape != times.shape:
+        return vals
+    if not np.array_equal(t.astype(np.float32), times.astype(np.float32)):
+        return vals
+    if not np.array_equal(v.astype(np.float32).astype(np.float64), v):
+        return vals  # not float32 data
+    meant = v
+    if path == "rotation":
+        norm = np.linalg.norm(v, axis=1, keepdims=True)
+        if np.any(norm == 0.0):
+            return vals
+        meant = v / norm
+        meant = np.where(np.sum(meant * vals, axis=1, keepdims=True) < 0.0, -meant, meant)
+    if np.abs(meant - vals).max() > 1e-12 * max(float(np.abs(vals).max()), 1.0):
+        return vals
+    return v
 
 
 def _to_file(model: Model) -> np.ndarray:

@@ -53,6 +53,7 @@ from .._warnings import warn_outside
 from ..errors import FileFormatError, InvalidValueError, KinetreeError, UnknownNameError
 from ..model import Model
 from ..spatial import matrix_to_quaternion
+from ._child import last_line, run_python
 from ._files import as_path
 from .clip import CharacterFileWarning, Clip, frame_tree, local_poses, sample_times
 from .skeleton import JointTree, Rig, build_rig, check_up_scale, rig_q
@@ -67,13 +68,38 @@ MAX_NESTING = 64
 _STRINGS = re.compile(rb'"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 
 
+#: A text layer larger than this [bytes] is parsed first in a child process with a time
+#: limit: usd-core's parser can take minutes on malformed text (its error recovery grows
+#: with the square of the repeated errors: 1.6 MB of repeated bad time samples, 119 s).
+#: Smaller layers parse in well under a second whatever they hold.
+CHILD_PARSE_BYTES = 256 * 1024
+#: The child's time limit [s]: this, plus :data:`PARSE_SECONDS_PER_MB` per megabyte
+#: (usd-core parses well-formed text at several MB/s; the margin covers a loaded machine).
+PARSE_TIMEOUT_S = 20.0
+PARSE_SECONDS_PER_MB = 5.0
+_PARSE_CHILD = """
+import sys
+from pxr import Sdf
+try:
+    layer = Sdf.Layer.FindOrOpen(sys.argv[1])
+except Exception as exc:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    print(lines[-1] if lines else type(exc).__name__, file=sys.stderr)
+    sys.exit(2)
+sys.exit(0 if layer is not None else 3)
+"""
+
+
 def _check_text(path: Path, where: str) -> None:
-    """Refuse a text USD file whose brackets nest deeper than :data:`MAX_NESTING`."""
+    """Refuse a text USD file whose brackets nest deeper than :data:`MAX_NESTING`, or
+    (larger than :data:`CHILD_PARSE_BYTES`) that usd-core cannot parse within its time
+    limit in a child process."""
     with open(path, "rb") as fh:
         head = fh.read(8)
     if head.startswith(b"PXR-USDC") or head.startswith(b"PK"):
         return  # crate or usdz: binary
-    data = np.frombuffer(_STRINGS.sub(b"", path.read_bytes()), dtype=np.uint8)
+    raw = path.read_bytes()
+    data = np.frombuffer(_STRINGS.sub(b"", raw), dtype=np.uint8)
     step = np.isin(data, np.frombuffer(b"([{", np.uint8)).astype(np.int64)
     step -= np.isin(data, np.frombuffer(b")]}", np.uint8))
     depth = int(np.max(np.cumsum(step), initial=0))
@@ -82,6 +108,24 @@ def _check_text(path: Path, where: str) -> None:
             f"{where} nests brackets {depth} deep (more than {MAX_NESTING}): not a USD layer "
             "kinetree reads"
         )
+    if len(raw) > CHILD_PARSE_BYTES:
+        _parse_in_child(path, where, len(raw))
+
+
+def _parse_in_child(path: Path, where: str, size: int) -> None:
+    """Parse the layer in a child process; a parse past the time limit or an error
+    there is a :class:`~kinetree.errors.FileFormatError` here (before this process
+    parses it)."""
+    limit = PARSE_TIMEOUT_S + PARSE_SECONDS_PER_MB * size / 1e6
+    done = run_python(["-c", _PARSE_CHILD, str(path.resolve())], limit)
+    if done is None:
+        raise FileFormatError(
+            f"{where} cannot be opened: usd-core did not finish parsing its "
+            f"{size / 1e6:.1f} MB of text within {limit:.3g} s (malformed text makes its "
+            "parser slow)"
+        )
+    if done.returncode != 0:
+        raise FileFormatError(f"{where} cannot be opened: {last_line(done, 'the parser')}")
 
 
 def _pxr() -> Any:

@@ -129,7 +129,7 @@ class Viewer:
     ) -> None:
         m = model if isinstance(model, Model) else load(model)
         note = None
-        if meshes:
+        if meshes and not m.skins:  # a character's skinned mesh is its body
             m, note = with_meshes(m)
         self.model: Model = m
         self._q = self._check_q(m.neutral() if q is None else q)
