@@ -103,7 +103,7 @@ def _spikes(model: kinetree.Model, q: np.ndarray, step: float = 0.1) -> int:
     """Joint-frames (the base left out) moving more than ``step`` into a frame and more
     than ``step`` back out of it, counted here from the joint values."""
     base = set(model.joint_indices(model.floating_base).tolist()) if model.floating_base else set()
-    cols = [k for k in range(model.nq) if k not in base and not model.quaternion_mask[k]]
+    cols = [k for k in range(model.nq) if k not in base and not model.qv.quaternion_mask[k]]
     d = np.diff(q[:, cols], axis=0)
     return int(np.sum((np.abs(d[:-1]) > step) & (np.abs(d[1:]) > step) & (d[:-1] * d[1:] < 0)))
 

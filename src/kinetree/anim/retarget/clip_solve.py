@@ -240,11 +240,11 @@ def refine_clip(
     w_acc = np.full(nv, lam)
     base = robot.floating_base
     if base is not None:
-        vb = robot.v_indices(base)
+        vb = robot.qv.v_of_coordinates(robot.joint_indices(base))
         w_acc[vb[:3]] *= o.base_weight
     free = np.ones(nv, dtype=bool) if fixed is None else ~np.asarray(fixed, dtype=bool)
     lo, hi = robot.limits[:, 0], robot.limits[:, 1]
-    simple = ~robot.quaternion_mask
+    simple = ~robot.qv.quaternion_mask
     out = robot.normalize(np.asarray(q, dtype=np.float64).copy())
     for _ in range(o.iterations):
         rows: list[np.ndarray] = []  # (n, k, nv) weighted Jacobian rows

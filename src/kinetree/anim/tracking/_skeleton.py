@@ -137,8 +137,8 @@ def _base_map(model: Model, pelvis: str, cols: np.ndarray) -> tuple[np.ndarray, 
     empty = np.zeros(0, dtype=np.int64)
     if cols.size == 0:
         return empty, None
-    coords = [np.flatnonzero(np.asarray(model.q_v) == c) for c in cols]
-    if any(c.size != 1 for c in coords) or len(model.ball_nodes) > 0:
+    coords = [np.flatnonzero(np.asarray(model.qv.q_v) == c) for c in cols]
+    if any(c.size != 1 for c in coords) or len(model.qv.ball_nodes) > 0:
         return empty, None
     base_q = np.array([int(c[0]) for c in coords], dtype=np.int64)
     rng = np.random.default_rng(0)

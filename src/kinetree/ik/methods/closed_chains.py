@@ -211,7 +211,7 @@ class _Solver:
         self.J = np.zeros((len(at), 6, model.nv))
         self.act = np.array(tpl.active_idx, dtype=np.int64)  # DoF IK moves
         # The coordinate each active DoF moves one-to-one (-1: a quaternion's), for limits.
-        self.act_q = model.v_q[self.act]
+        self.act_q = model.qv.v_q[self.act]
         self.plain = self.act_q[self.act_q >= 0]
         self.manifold = bool(np.any(self.act_q < 0))
         self.limits = opts.respect_limits
