@@ -1,7 +1,7 @@
 """Whole-body IK beside placo: a floating base and four 6D targets (both hands, both feet).
 
     python benchmarks/wholebody.py [--robots g1 talos talos-full] [--n 200] [--placo-python PATH]
-        [--targets random|easy] [--seed 0] [--scale 0.2] [--clock wall|cpu]
+        [--targets random|easy] [--seed 0] [--scale 0.2]
 
 Robots: example-robot-data's G1 (29 DoF) and Talos (reduced), each with a free-flying
 base. Targets: the hands' and feet's poses at uniform random configurations within the
@@ -23,11 +23,6 @@ joint values within ``--scale`` rad of the neutral (standing) pose, clipped to t
 the base within ``--scale`` / 2 m and ``--scale`` rad of the origin; ``--seed`` draws an
 independent set. ``talos-full`` is Talos from its full URDF (``talos_full_v2.urdf``, 38 DoF
 with the base).
-
-``--clock cpu`` times each solve by the CPU time of the thread that solves
-(``time.thread_time``) instead of the wall clock, on both sides: on a machine shared with
-other work, a solve preempted half way counts only what it ran (placo's own threads, if it
-started any, would go uncounted: in its favour).
 """
 
 from __future__ import annotations
@@ -60,7 +55,6 @@ def main():
     init = json.loads(sys.stdin.readline())
     robot = placo.RobotWrapper(init["urdf"], placo.Flags.ignore_collisions)
     frames, tol, max_iter = init["frames"], init["tol"], init["max_iter"]
-    clock = time.thread_time if init.get("clock") == "cpu" else time.perf_counter
     joints = list(robot.joint_names())
     q_neutral = robot.state.q.copy()
     print(json.dumps({"joints": joints}), flush=True)
@@ -77,10 +71,10 @@ def main():
         dt = 0.0
         it = 0
         while it < max_iter:
-            t0 = clock()
+            t0 = time.perf_counter()
             solver.solve(True)
             robot.update_kinematics()
-            dt += clock() - t0
+            dt += time.perf_counter() - t0
             it += 1
             err = 0.0
             for f, T in tasks:
@@ -102,14 +96,11 @@ main()
 class Placo:
     """The placo worker process."""
 
-    def __init__(
-        self, python: str, urdf: Path, frames: list[str], max_iter: int, clock: str = "wall"
-    ) -> None:
+    def __init__(self, python: str, urdf: Path, frames: list[str], max_iter: int) -> None:
         self.p = subprocess.Popen(
             [python, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-        init = {"urdf": str(urdf), "frames": frames, "tol": TOL, "max_iter": max_iter}
-        self.ask({**init, "clock": clock})
+        self.ask({"urdf": str(urdf), "frames": frames, "tol": TOL, "max_iter": max_iter})
 
     def ask(self, req: dict) -> dict:
         assert self.p.stdin is not None and self.p.stdout is not None
@@ -199,9 +190,8 @@ def targets_for(
 
 
 def run(
-    name: str, n: int, python: str | None, max_iter: int, kind: str, seed: int, scale: float,
-    clock: str = "wall",
-) -> dict:  # fmt: skip
+    name: str, n: int, python: str | None, max_iter: int, kind: str, seed: int, scale: float
+) -> dict:
     m = load_robot(str(robot_file(name))) if name in EXTRA_FILES else load_robot(name)
     frames = list(m.end_effectors[:4])
     targets = targets_for(m, n, seed, kind, scale)
@@ -210,17 +200,16 @@ def run(
         import tempfile
 
         urdf = geometry_free(robot_file(name), Path(tempfile.mkdtemp()))
-        pl = Placo(python, urdf, frames, max_iter, clock)
+        pl = Placo(python, urdf, frames, max_iter)
     for t in targets[:5]:  # warm both
         m.ik(t, tol=TOL)
         if pl:
             pl.ask({"T": [np.asarray(t[f].T).tolist() for f in frames]})
-    tick = time.thread_time if clock == "cpu" else time.perf_counter
     kt, ks, pt, ps, both, its, restarted, pits = [], 0, [], 0, [], [], 0, []
     for t in targets:
-        t0 = tick()
+        t0 = time.perf_counter()
         r = m.ik(t, tol=TOL)
-        kt.append(tick() - t0)
+        kt.append(time.perf_counter() - t0)
         its.append(int(r.iterations))
         restarted += int(r.restarts) > 0
         k_ok = r.success and error(m, r.q, t) <= TOL * (1 + 1e-9)
@@ -237,7 +226,6 @@ def run(
         pl.close()
     row = {
         "robot": name, "nv": m.nv, "n": n, "targets": kind, "seed": seed, "scale": scale,
-        "clock": clock,
         "kinetree_solved": ks / n, "kinetree_median_us": 1e6 * float(np.median(kt)),
         "kinetree_mean_us": 1e6 * float(np.mean(kt)),
         "kinetree_iterations_median": float(np.median(its)),
@@ -269,12 +257,11 @@ def main() -> None:
     ap.add_argument("--targets", choices=["random", "easy"], default="random")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scale", type=float, default=0.2, help="easy targets: rad (and m / 2)")
-    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="see above")
     a = ap.parse_args()
     if example_robot_data() is None:
         raise SystemExit("needs example-robot-data (pip install example-robot-data)")
     for name in a.robots:
-        row = run(name, a.n, a.placo_python, a.placo_iter, a.targets, a.seed, a.scale, a.clock)
+        row = run(name, a.n, a.placo_python, a.placo_iter, a.targets, a.seed, a.scale)
         print(json.dumps(row))
 
 
