@@ -202,10 +202,12 @@ class DictPlan:
 
     __slots__ = (
         "call",
+        "flat",
         "frames",
         "info",
         "kernel",
         "kinds",
+        "last",
         "mats",
         "method",
         "neutral",
@@ -215,6 +217,7 @@ class DictPlan:
         "pos",
         "poses",
         "q_shape",
+        "rigid",
         "rot",
         "rows",
         "rows12",
@@ -239,6 +242,9 @@ class DictPlan:
         self.poses = not any(kinds)
         self.mats = np.zeros((len(kinds), 4, 4))
         self.stack = self.mats.reshape(4 * len(kinds), 4)  # the 4x4s stacked: a view
+        self.flat = self.mats.reshape(len(kinds), 16)  # one 4x4 a row: a view
+        self.last = self.mats[:, 3]  # their last rows: a view
+        self.rigid = [_LAST_ROW] * len(kinds)  # what those rows must be
         self.rows12 = self.rows[0, :, L.T_POS : L.T_POS + 12]  # position, then rotation
         nq, T = tpl.model.nq, len(kinds)
         self.nq, self.q_shape = nq, (nq,)
@@ -294,10 +300,11 @@ class DictPlan:
                 return None
             mats.append(T)
         np.concatenate(mats, axis=0, out=self.stack)
-        if self.mats[:, 3].tolist() != [_LAST_ROW] * len(mats):
+        if self.last.tolist() != self.rigid:
             return None
-        # Each 4x4's position column, then its rotation row by row, into the rows.
-        np.take(self.mats.reshape(len(mats), 16), _POSE_ORDER, axis=1, out=self.rows12)
+        # Each 4x4's position column, then its rotation row by row, into the rows (the
+        # array's own method: numpy's function adds a Python wrapper around it).
+        self.flat.take(_POSE_ORDER, axis=1, out=self.rows12)
         return self.rows
 
     def solve(self, rows: np.ndarray, q0: Any, t0: float) -> IKResult:
