@@ -141,7 +141,7 @@ def whole_body(n: int, rounds: int) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from scenarios import HUMANOID_FRAMES, humanoid_trajectory
-    from wholebody import targets_for
+    from wholebody import EXTRA_FILES, robot_file, targets_for
 
     S = _plans_module()
     cases: dict[str, tuple[kinetree.Model, list[dict], list, dict]] = {}
@@ -150,8 +150,13 @@ def whole_body(n: int, rounds: int) -> None:
 
         talos = load_robot("talos")
         cases["Talos, tol="] = (talos, targets_for(talos, n, 0), [None] * n, {"tol": TOL})
+        # ``wholebody.py --targets easy``'s sets: near the standing pose.
+        for name in ("g1", "talos-full"):
+            m = load_robot(str(robot_file(name))) if name in EXTRA_FILES else load_robot(name)
+            easy = targets_for(m, n, 1, "easy", 0.2)
+            cases[f"{name}, easy, tol="] = (m, easy, [None] * n, {"tol": TOL})
     except Exception as e:  # example-robot-data missing
-        print(f"(Talos skipped: {e})")
+        print(f"(example-robot-data's robots skipped: {e})")
     hum = kinetree.load("humanoid")
     Q = humanoid_trajectory(hum, n + 1)
     tgts = [{f: kinetree.Pose(hum.fk(q, f)) for f in HUMANOID_FRAMES} for q in Q[1:]]
