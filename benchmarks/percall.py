@@ -3,7 +3,7 @@ and where the microseconds outside the compiled driver go.
 
     PYTHONPATH=src python benchmarks/percall.py                # 2000 targets x 5 rounds
     PYTHONPATH=src python benchmarks/percall.py --n 500 --rounds 3
-    PYTHONPATH=src python benchmarks/percall.py --whole-body   # + Talos, humanoid dicts
+    PYTHONPATH=src python benchmarks/percall.py --whole-body   # + whole-body dicts (4 robots)
     PYTHONPATH=src python benchmarks/percall.py --kernel-only  # the driver alone, µs/solve
 
 Every variant solves the same target in turn (A, B, C, then the next target; the order
@@ -135,7 +135,8 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
 
 def whole_body(n: int, rounds: int) -> None:
     """Four 6D effectors in a dict: Talos (example-robot-data, floating base; skipped
-    without it) with ``tol=``, and the built-in humanoid along a trajectory with ``rest=``
+    without it) with ``tol=``, G1 and Talos full on ``wholebody.py --targets easy``'s
+    first set, and the built-in humanoid along a trajectory with ``rest=``
     an array and ``time_budget=``, as keywords and prebuilt; then the driver alone on the
     plan's rows, so that call - driver is the Python around it."""
 
