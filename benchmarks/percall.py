@@ -103,7 +103,7 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
         work = np.zeros(plan.scratch)
     steps = {
         "Model.ik (options=)": lambda P: model.ik(P, q0=q0, options=opts),
-        "ik.solve direct": lambda P: S.solve(model, P, q0=q0, options=opts),
+        "ik.solve direct": lambda P: kinetree.ik.solve(model, P, q0=q0, options=opts),
         "the plan's solve": lambda P: plan.solve(P, q0, 0.0),
         "kernel alone": lambda P: call(plan.ibuf, plan.fbuf, P.reshape(1, 4, 4), q, 0, out,
                                        NO_HISTORY_Q, NO_HISTORY_E, work, 0, 1),
