@@ -497,6 +497,7 @@ def forget_plans() -> None:
     uncompiled)."""
     PLANS.clear()
     DICT_PLANS.clear()
+    LAST_DICT[0] = (None, None, None, None)
 
 
 def single_plan(model: Model, frame: str | None, opts: IKOptions) -> SinglePlan | None:
