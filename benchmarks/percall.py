@@ -3,7 +3,7 @@ and where the microseconds outside the compiled driver go.
 
     PYTHONPATH=src python benchmarks/percall.py                # 2000 targets x 5 rounds
     PYTHONPATH=src python benchmarks/percall.py --n 500 --rounds 3
-    PYTHONPATH=src python benchmarks/percall.py --whole-body   # + Talos, humanoid dicts
+    PYTHONPATH=src python benchmarks/percall.py --whole-body   # + whole-body dicts (4 robots)
     PYTHONPATH=src python benchmarks/percall.py --kernel-only  # the driver alone, µs/solve
 
 Every variant solves the same target in turn (A, B, C, then the next target; the order
@@ -103,7 +103,7 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
         work = np.zeros(plan.scratch)
     steps = {
         "Model.ik (options=)": lambda P: model.ik(P, q0=q0, options=opts),
-        "ik.solve direct": lambda P: S.solve(model, P, q0=q0, options=opts),
+        "ik.solve direct": lambda P: kinetree.ik.solve(model, P, q0=q0, options=opts),
         "the plan's solve": lambda P: plan.solve(P, q0, 0.0),
         "kernel alone": lambda P: call(plan.ibuf, plan.fbuf, P.reshape(1, 4, 4), q, 0, out,
                                        NO_HISTORY_Q, NO_HISTORY_E, work, 0, 1),
@@ -135,13 +135,14 @@ def breakdown(model: kinetree.Model, T: list[np.ndarray], opts: IKOptions, n: in
 
 def whole_body(n: int, rounds: int) -> None:
     """Four 6D effectors in a dict: Talos (example-robot-data, floating base; skipped
-    without it) with ``tol=``, and the built-in humanoid along a trajectory with ``rest=``
+    without it) with ``tol=``, G1 and Talos full on ``wholebody.py --targets easy``'s
+    first set, and the built-in humanoid along a trajectory with ``rest=``
     an array and ``time_budget=``, as keywords and prebuilt; then the driver alone on the
     plan's rows, so that call - driver is the Python around it."""
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from scenarios import HUMANOID_FRAMES, humanoid_trajectory
-    from wholebody import targets_for
+    from wholebody import EXTRA_FILES, robot_file, targets_for
 
     S = _plans_module()
     cases: dict[str, tuple[kinetree.Model, list[dict], list, dict]] = {}
@@ -150,8 +151,13 @@ def whole_body(n: int, rounds: int) -> None:
 
         talos = load_robot("talos")
         cases["Talos, tol="] = (talos, targets_for(talos, n, 0), [None] * n, {"tol": TOL})
+        # ``wholebody.py --targets easy``'s sets: near the standing pose.
+        for name in ("g1", "talos-full"):
+            m = load_robot(str(robot_file(name))) if name in EXTRA_FILES else load_robot(name)
+            easy = targets_for(m, n, 1, "easy", 0.2)
+            cases[f"{name}, easy, tol="] = (m, easy, [None] * n, {"tol": TOL})
     except Exception as e:  # example-robot-data missing
-        print(f"(Talos skipped: {e})")
+        print(f"(example-robot-data's robots skipped: {e})")
     hum = kinetree.load("humanoid")
     Q = humanoid_trajectory(hum, n + 1)
     tgts = [{f: kinetree.Pose(hum.fk(q, f)) for f in HUMANOID_FRAMES} for q in Q[1:]]

@@ -474,3 +474,63 @@ def test_dict_plan_result_read_as_the_general_path_reads_it(humanoid: Model) -> 
         assert r.method == general.method
         solved += r.success
     assert solved >= 3
+
+
+def test_repeated_whole_body_dict_goes_straight_to_its_plan(
+    humanoid: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same model, options and frames again: the plan of the dict before answers
+    without the dispatcher's general checks (its batch-size search over every target's
+    fields cost more than the solve), with the general assembly's answer."""
+    opts = IKOptions(tol=1e-6, time_budget=None)
+    targets = _whole_body_targets(humanoid, 5, 17)
+    generals = [run_problem(P.build_problem(humanoid, t, None, opts), 0.0) for t in targets]
+    humanoid.ik(targets[0], options=opts)  # the plan
+    humanoid.ik(targets[0], tol=1e-6, time_budget=None)  # and one for these keywords
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("general path used")
+
+    monkeypatch.setattr(S, "_solve", refused)
+    q0 = humanoid.neutral()
+    for target, general in zip(targets, generals, strict=True):
+        runs = [
+            humanoid.ik(target, options=opts),
+            humanoid.ik(target, tol=1e-6, time_budget=None),
+            humanoid.ik(target, options=opts, q0=q0),
+            humanoid.ik(target, options=opts, q0=q0[None][0]),  # a view
+        ]
+        for r in runs:
+            np.testing.assert_array_equal(r.q, general.q)
+            assert (r.success, r.iterations) == (general.success, general.iterations)
+    monkeypatch.undo()
+    # ``kinetree.ik.solve`` takes the plan before the batch check too.
+    monkeypatch.setattr(S, "_check_batch_memory", refused)
+    r = S.solve(humanoid, targets[1], options=opts)
+    np.testing.assert_array_equal(r.q, generals[1].q)
+
+
+def test_repeated_dict_leaves_what_it_cannot_answer_to_the_general_path(
+    humanoid: Model,
+) -> None:
+    """A batch of starts, a list ``q0``, pinned frames and other frames are the general
+    path's, with its answers and its errors, after a plan for the same options exists."""
+    opts = IKOptions(tol=1e-6, time_budget=None)
+    target = _whole_body_targets(humanoid, 1, 19)[0]
+    general = run_problem(P.build_problem(humanoid, target, None, opts), 0.0)
+    humanoid.ik(target, options=opts)  # the plan
+    q0 = humanoid.neutral()
+    listed = humanoid.ik(target, options=opts, q0=q0.tolist())
+    np.testing.assert_array_equal(listed.q, general.q)
+    with pytest.raises(kinetree.errors.KinetreeError):
+        humanoid.ik(target, options=opts, q0=np.broadcast_to(q0, (10**9, humanoid.nq)))
+    frames = list(target)
+    fewer = {f: target[f] for f in frames[:3]}
+    np.testing.assert_array_equal(
+        humanoid.ik(fewer, options=opts).q,
+        run_problem(P.build_problem(humanoid, fewer, None, opts), 0.0).q,
+    )
+    pinned = IKOptions(tol=1e-6, pin=(frames[3],))
+    for _ in range(2):  # the second call too: the pinned frame joins the dict
+        with pytest.raises(kinetree.errors.InvalidValueError, match="pinned"):
+            humanoid.ik(target, options=pinned)

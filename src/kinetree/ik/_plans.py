@@ -120,9 +120,32 @@ def solve_plain_dict(
             tpl = _kept_template(model, frames, key[1], opts)
             plan = _DICT_PLANS.put(model, DictPlan(tpl, key[1], opts), key)
         LAST_DICT[0] = (model, opts, frames, plan)
+        if len(DICT_PLANS) >= PLANS_SIZE:
+            DICT_PLANS.clear()
+        DICT_PLANS[(id(model), id(opts), frames)] = (model, opts, plan)
         rows = plan.fill(target)
         if rows is None:  # an equal but unusual dtype: the rows' general assembly
             rows = np.stack(encoded)[None]
+    return plan.solve(rows, q0, t0)
+
+
+def repeat_dict(
+    model: Model, opts: IKOptions, target: dict[Any, Any], q0: Any, t0: float
+) -> IKResult | None:
+    """A dict of plain targets on the frames of the dict before, with the same model and
+    options: its plan's rows filled and its driver called, nothing else looked up (a
+    whole body solved target after target spends a few microseconds of Python around
+    the driver). None when it is not such a repeat, or a value or ``q0`` needs the
+    general path (which checks batch sizes; a plan's rows hold one problem)."""
+    hit = DICT_PLANS.get((id(model), id(opts), tuple(target)))
+    if hit is None or hit[0] is not model or hit[1] is not opts or opts.pin:
+        return None  # pinned frames join the dict: the general path checks them
+    plan: DictPlan = hit[2]
+    if not (q0 is None or (type(q0) is np.ndarray and q0.shape == plan.q_shape)):
+        return None
+    rows = plan.fill(target)
+    if rows is None:
+        return None
     return plan.solve(rows, q0, t0)
 
 
@@ -178,18 +201,27 @@ class DictPlan:
     another thread gets its own (the driver runs without the GIL)."""
 
     __slots__ = (
+        "call",
+        "flat",
+        "frames",
         "info",
         "kernel",
         "kinds",
+        "last",
         "mats",
+        "method",
         "neutral",
+        "nq",
         "opts",
+        "plain",
         "pos",
         "poses",
-        "ready",
+        "q_shape",
+        "rigid",
         "rot",
         "rows",
         "rows12",
+        "seed",
         "shape",
         "stack",
         "thread",
@@ -202,7 +234,6 @@ class DictPlan:
         self.kernel = cached_driver(
             opts.kernel_method, tpl.has_swing_twist, tpl.collision is not None
         )
-        self.ready = False  # the driver compiled, no coupled coordinates to fix after
         self.thread = threading.get_ident()
         self.rows, self.pos, self.rot = self._rows()
         self.work = np.zeros(tpl.scratch)
@@ -211,11 +242,19 @@ class DictPlan:
         self.poses = not any(kinds)
         self.mats = np.zeros((len(kinds), 4, 4))
         self.stack = self.mats.reshape(4 * len(kinds), 4)  # the 4x4s stacked: a view
+        self.flat = self.mats.reshape(len(kinds), 16)  # one 4x4 a row: a view
+        self.last = self.mats[:, 3]  # their last rows: a view
+        self.rigid = [_LAST_ROW] * len(kinds)  # what those rows must be
         self.rows12 = self.rows[0, :, L.T_POS : L.T_POS + 12]  # position, then rotation
         nq, T = tpl.model.nq, len(kinds)
+        self.nq, self.q_shape = nq, (nq,)
         self.shape = (1, L.result_size(nq, T))
         self.info = slice(L.info_offset(nq, T), L.info_offset(nq, T) + L.R_SIZE)
         self.neutral = writable(q0_rows(tpl.model, None, 1))  # the driver only reads q0
+        self.frames, self.method = tpl.frames, tpl.method
+        self.plain = tpl.collision is None  # a solved row becomes its result here
+        self.seed = opts.seed if opts.rng is None else None
+        self.call: Any = None  # the driver's machine code, once it has run (:meth:`solve`)
 
     def _rows(self) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Fresh rows ``(1, T, TARGET_SIZE)`` with views of each target's position (3,)
@@ -261,46 +300,68 @@ class DictPlan:
                 return None
             mats.append(T)
         np.concatenate(mats, axis=0, out=self.stack)
-        if self.mats[:, 3].tolist() != [_LAST_ROW] * len(mats):
+        if self.last.tolist() != self.rigid:
             return None
-        # Each 4x4's position column, then its rotation row by row, into the rows.
-        np.take(self.mats.reshape(len(mats), 16), _POSE_ORDER, axis=1, out=self.rows12)
+        # Each 4x4's position column, then its rotation row by row, into the rows (the
+        # array's own method: numpy's function adds a Python wrapper around it).
+        self.flat.take(_POSE_ORDER, axis=1, out=self.rows12)
         return self.rows
 
     def solve(self, rows: np.ndarray, q0: Any, t0: float) -> IKResult:
         """Solve ``rows`` (from :meth:`fill`) from ``q0`` (None: neutral)."""
-        tpl = self.tpl
-        model = tpl.model
-        if not self.ready:
-            self.ready = not model.couplings and compiled(self.kernel)
-            if not self.ready:  # the tiered first calls and the couplings: run's way
+        call = self.call
+        if call is None:
+            tpl = self.tpl
+            model = tpl.model
+            if model.couplings or not compiled(self.kernel):
+                # The tiered first calls and the couplings: run's way.
                 return run(tpl, rows.copy(), q0_rows(model, q0, 1), (), self.opts, t0)
-        nq, T = model.nq, len(self.kinds)
+            # The driver's machine code for the one set of argument types passed below
+            # (each forced: C-contiguous writable float64 arrays, an int seed), without
+            # the compiler's per-call dispatch.
+            call = self.call = entry(
+                self.kernel,
+                (tpl.ibuf, tpl.fbuf, self.rows, self.neutral, 0, np.empty(self.shape),
+                 NO_HISTORY_Q, NO_HISTORY_E, self.work, 0, 1),
+            )  # fmt: skip
+        nq = self.nq
+        if q0 is None:
+            q = self.neutral
+        elif type(q0) is np.ndarray and q0.shape == self.q_shape and q0.dtype is F64:
+            g = q0.flags
+            q = q0[None] if g.writeable and g.c_contiguous else writable(q0[None])
+        else:
+            q = writable(q0_rows(self.tpl.model, q0, 1))
         out = np.empty(self.shape)
-        work = self.work if rows is self.rows else np.zeros(tpl.scratch)
-        q = self.neutral if q0 is None else writable(q0_rows(model, q0, 1))
-        self.kernel(
-            tpl.ibuf,
-            tpl.fbuf,
-            rows,
+        own = rows is self.rows
+        seed = self.seed if self.seed is not None else self.opts.draw_seed()
+        call(
+            self.tpl.ibuf,
+            self.tpl.fbuf,
+            rows if own else writable(rows),
             q,
-            self.opts.draw_seed(),
+            seed,
             out,
             NO_HISTORY_Q,
             NO_HISTORY_E,
-            work,
+            self.work if own else np.zeros(self.tpl.scratch),
             0,
             1,
         )
         row = out[0]
         status, iters, restarts, _, reach, _ = row[self.info].tolist()
-        if status != L.ST_OK or tpl.collision is not None:
-            return single_result(tpl, row, nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
-        return solved_result(row, nq, T, iters, restarts, reach, t0, tpl.frames, tpl.method)
+        T = len(self.kinds)
+        if status != L.ST_OK or not self.plain:
+            return single_result(self.tpl, row, nq, T, NO_HISTORY_Q, NO_HISTORY_E, 0, t0)
+        return solved_result(row, nq, T, iters, restarts, reach, t0, self.frames, self.method)
 
 
 #: The last plain dict's plan: (model, opts, frames, plan), read and replaced whole.
 LAST_DICT: list[tuple[Any, ...]] = [(None, None, None, None)]
+#: Dict plans by identity, as :data:`PLANS`: ``(id(model), id(opts), frames) -> (model,
+#: opts, plan)`` (:func:`repeat_dict`; a few call sites with options of their own each
+#: keep theirs).
+DICT_PLANS: dict[tuple[int, int, tuple[str, ...]], tuple[Model, IKOptions, DictPlan]] = {}
 #: Plans of plain dicts per model, by (frames, kinds, options).
 _DICT_PLANS: PerModel[DictPlan] = PerModel(limit=64)
 _LAST_ROW = [0.0, 0.0, 0.0, 1.0]
@@ -432,8 +493,11 @@ PLANS_SIZE = 32
 
 
 def forget_plans() -> None:
-    """Drop every single-pose plan (a test that makes drivers count as uncompiled)."""
+    """Drop every single-pose and dict plan (a test that makes drivers count as
+    uncompiled)."""
     PLANS.clear()
+    DICT_PLANS.clear()
+    LAST_DICT[0] = (None, None, None, None)
 
 
 def single_plan(model: Model, frame: str | None, opts: IKOptions) -> SinglePlan | None:

@@ -25,6 +25,7 @@ from ._plans import (
     PLANS,
     plain_template,
     q0_rows,
+    repeat_dict,
     single_plan,
     solve_plain_dict,
     solve_poses,
@@ -122,6 +123,15 @@ def solve_keywords(model: Model, target: Any, frame: str | None, kw: dict[str, A
         hit = PLANS.get((id(model), id(opts), frame))
         if hit is not None and hit[0] is model and hit[1] is opts:
             return hit[2].solve(target, q0, t0)
+    elif type(target) is dict and frame is None and "base" not in kw:
+        # A whole body's targets again: the plan of the dict before.
+        opts = resolve(kw) if options is None else None
+        if options is not None and not kw and type(options) is IKOptions:
+            opts = options
+        if opts is not None:
+            result = repeat_dict(model, opts, target, q0, t0)
+            if result is not None:
+                return result
     return _solve(model, target, frame, q0, kw.pop("base", None), options, kw, t0)
 
 
@@ -146,6 +156,10 @@ def _solve(
         opts = dataclasses.replace(options, **kwargs) if kwargs else options
     if type(target) is np.ndarray and target.dtype.kind == "c":
         raise InvalidValueError("target must be real numbers, got complex values")
+    if type(target) is dict and frame is None and base is None:
+        result = repeat_dict(model, opts, target, q0, t0)  # one problem: no batch to check
+        if result is not None:
+            return result
     _check_batch_memory(model, target, q0)
     if base is not None:
         from .relative import relative_to_base
