@@ -90,6 +90,27 @@ def test_training_repeats_for_a_seed_and_round_trips(tmp_path: Path) -> None:
     assert back.meta["clips"] == [p.name for p in TINY] and back.meta["seed"] == 0
 
 
+def test_training_on_reproportioned_copies_repeats_bit_for_bit() -> None:
+    """The shipped prior's path (``variants``): the same clips and seed give the same
+    weights, whatever thread count the caller set, and the caller's count is restored;
+    the copies change what is learned."""
+    torch = pytest.importorskip("torch")
+    kw: dict[str, Any] = {"every": 4, "epochs": 2, "hidden": (32, 32), "seed": 0}
+    a = train_pose_prior(TINY[:1], variants=2, **kw)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        b = train_pose_prior(TINY[:1], variants=2, **kw)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    plain = train_pose_prior(TINY[:1], **kw)
+    for wa, wb in zip(a.mlp.weights, b.mlp.weights, strict=True):
+        np.testing.assert_array_equal(wa, wb)
+    assert a.meta["variants"] == 2 and a.meta["frames"] == 3 * plain.meta["frames"]
+    assert not np.array_equal(a.mlp.weights[0], plain.mlp.weights[0])
+
+
 @pytest.fixture(scope="module")
 def held_out() -> kinetree.BVHClip:
     return kinetree.read_bvh(HELD_OUT)
