@@ -18,7 +18,6 @@ shuffling and hiding).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,7 +124,6 @@ def train_pose_prior(
     for what, f in (("noise", noise), ("weight_decay", weight_decay)):
         if not (isinstance(f, (int, float)) and 0 <= f < 1):
             raise InvalidValueError(f"{what} must be in [0, 1), got {f!r}")
-    t0 = time.perf_counter()
     if variants:
         parts = _varied_frames(sources, every, variants, proportions, seed)
     else:
@@ -152,7 +150,6 @@ def train_pose_prior(
         "hidden": list(hidden),
         **opts,
         "final_loss": loss,
-        "train_seconds": round(time.perf_counter() - t0, 1),
         "torch": str(torch.__version__),
     }
     return PosePrior(mlp, meta)
