@@ -169,7 +169,7 @@ def test_prior_beats_the_neutral_rest_pose_on_a_held_out_subject(
 
 def test_prior_serves_a_skeleton_family_absent_from_training() -> None:
     """Head and hands on the ``Hips/LeftShoulder`` skeleton (CMU 131 and the CMPUT414
-    take; the prior trained on Reallusion's and ACCAD's skeletons only): the per-joint
+    take; the prior trained on Reallusion's skeleton only): the per-joint
     error is at least 30 % below ``rest="neutral"`` (benchmarks/realism.py)."""
     prior, neutral = [], []
     for path in OTHER_FAMILY:
