@@ -3,8 +3,8 @@ and one Daz-style clip kept for the outside check, from git copies of their publ
 repositories (nothing is committed here).
 
     python benchmarks/collect_prior_clips.py MIRRORS out/prior_data
-    kinetree learn prior out/prior_data/train -o human.npz --every 1 --epochs 60 \
-        --seed 0 --noise 0.01 --weight-decay 0.0001 --name human   # the shipped human.npz
+    kinetree learn prior out/prior_data/train -o human.npz --every 2 --epochs 40 --seed 0 \
+        --noise 0.01 --weight-decay 0.0001 --variants 2 --proportions 0.12 --name human
     python benchmarks/realism.py --extra out/prior_data/eval_cc
 
 ``MIRRORS`` holds one git directory per repository at ``MIRRORS/<owner>+<name>/repo``

@@ -264,12 +264,13 @@ MOTION_SETTINGS = {
 }
 
 
-def motion_eval(clips: dict[str, Path], prior: str, seconds: float) -> str:
+def motion_eval(clips: dict[str, Path], prior: str, seconds: float, per_clip: bool = False) -> str:
     """Raw guesses of the temporal prior (before any IK) on held-out clips at 30 fps,
     offline and live: mean error over the body-part joints in % of the height, beside
     the neutral body placed on the tracked pelvis pose (four, six points) or, without a
     pelvis, turned to the head's heading and moved under the head (VR); and the
-    guesses' jitter (mean second difference of the joints) over the capture's."""
+    guesses' jitter (mean second difference of the joints) over the capture's.
+    ``per_clip``: one row per clip instead of per skeleton family."""
     from kinetree.learn.motion import load_motion_prior
 
     mp = load_motion_prior(prior)
@@ -304,18 +305,18 @@ def motion_eval(clips: dict[str, Path], prior: str, seconds: float) -> str:
                 err = np.linalg.norm(guess - truth, axis=-1).mean(axis=1) / layout.height * 100
                 acc_g = np.linalg.norm(np.diff(guess, 2, axis=0), axis=-1).mean()
                 acc_t = np.linalg.norm(np.diff(truth, 2, axis=0), axis=-1).mean()
-                key = f"{setting} | {mode} | {_skeleton(m)}"
+                key = f"{setting} | {mode} | {name if per_clip else _skeleton(m)}"
                 r = rows.setdefault(key, {"err": [], "neutral": [], "jitter": []})
                 r["err"] += list(err)
                 r["jitter"].append(acc_g / acc_t)
                 if mode == "offline":
                     r["neutral"] += list(_neutral_error(m, layout, roles, rest, T, truth, given))
                 else:
-                    r["neutral"] = rows[f"{setting} | offline | {_skeleton(m)}"]["neutral"]
+                    r["neutral"] = rows[key.replace("| live |", "| offline |")]["neutral"]
         print(f"  {name}: {len(q)} frames", file=sys.stderr)
     lines = [
-        "| trackers | mode | skeleton | guess error, % of height | neutral body |"
-        " jitter vs capture |",
+        f"| trackers | mode | {'clip' if per_clip else 'skeleton'} | guess error, % of height |"
+        " neutral body | jitter vs capture |",
         "|---|---|---|---|---|---|",
     ]
     for key, r in sorted(rows.items()):
@@ -391,12 +392,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seconds", type=float, default=10.0, help="--motion: seconds per clip")
     ap.add_argument("--only-extra", action="store_true", help="only the --extra clips")
+    ap.add_argument("--per-clip", action="store_true", help="--motion: a row per clip")
+    ap.add_argument(
+        "--prior",
+        default="human",
+        metavar="PRIOR",
+        help='the pose prior of the prior="human" rows (a shipped name or .npz)',
+    )
     args = ap.parse_args(argv)
     if args.motion is not None:
         clips = {} if args.only_extra else dict(CLIPS)
         if args.extra is not None:
             clips |= {p.stem: p for p in sorted(args.extra.glob("*.bvh"))}
-        print(motion_eval(clips, args.motion, args.seconds))
+        print(motion_eval(clips, args.motion, args.seconds, args.per_clip))
         return 0
     clips = dict(CLIPS)
     if args.extra is not None:
@@ -404,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     solvers = SOLVERS
     if args.quick:
         solvers = {k: v for k, v in SOLVERS.items() if v.get("method") == "dls"}
-    load_prior("human")
+    prior = load_prior(args.prior)
+    solvers = {k: v | {"prior": prior} if "prior" in v else v for k, v in solvers.items()}
     t = time.perf_counter()
     results = run(clips, args.every, solvers)
     text = table(results)

@@ -11,14 +11,13 @@ with its presence flag 0.
 Network: a multilayer perceptron with ReLU, inputs scaled by their standard deviation
 (not centred: a hidden input stays zero), outputs standardised, trained with Adam on the
 mean squared error over the roles each skeleton has. Deterministic for a seed
-(``torch.use_deterministic_algorithms`` while training, one generator for shuffling and
-hiding).
+(``torch.use_deterministic_algorithms`` and one thread while training, one generator for
+shuffling and hiding).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,7 +124,6 @@ def train_pose_prior(
     for what, f in (("noise", noise), ("weight_decay", weight_decay)):
         if not (isinstance(f, (int, float)) and 0 <= f < 1):
             raise InvalidValueError(f"{what} must be in [0, 1), got {f!r}")
-    t0 = time.perf_counter()
     if variants:
         parts = _varied_frames(sources, every, variants, proportions, seed)
     else:
@@ -152,7 +150,6 @@ def train_pose_prior(
         "hidden": list(hidden),
         **opts,
         "final_loss": loss,
-        "train_seconds": round(time.perf_counter() - t0, 1),
         "torch": str(torch.__version__),
     }
     return PosePrior(mlp, meta)
@@ -209,7 +206,9 @@ def _fit(
     out_std = np.sqrt((((y - out_mean) * mask3) ** 2).sum(axis=0) / cnt)
     out_std = np.where(out_std > 1e-8, out_std, 1.0)
     was_deterministic = torch.are_deterministic_algorithms_enabled()
+    threads = torch.get_num_threads()
     torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)  # the same bits whatever the machine's core count
     try:
         gen = torch.Generator().manual_seed(seed)
         torch.manual_seed(seed)
@@ -253,6 +252,7 @@ def _fit(
                 tick(1)
     finally:
         torch.use_deterministic_algorithms(was_deterministic)
+        torch.set_num_threads(threads)
     linear = [m for m in net if isinstance(m, torch.nn.Linear)]
     # float32 weights, kept exactly (they were trained in float32)
     weights = [m.weight.detach().numpy().T.astype(np.float32) for m in linear]
