@@ -125,7 +125,8 @@ def fit_placed(
     layout = layout_of(model) if layout is None else layout
     pelvis = layout.parts["pelvis"]
     moves = bool(model.chain(pelvis))  # a fixed pelvis (a humanoid robot's) is no target
-    fit_targets: dict[str, Any] = {pelvis: T_pelvis} if moves else {}
+    # A Pose (not a bare 4x4) takes the IK's shortest path: a guide is fitted each frame.
+    fit_targets: dict[str, Any] = {pelvis: Pose(T_pelvis)} if moves else {}
     for role, p in placed.items():
         if role != "pelvis":  # the hips too: their own joints (LHipJoint) stay put
             fit_targets[layout.parts[role]] = Position(p)
@@ -134,7 +135,9 @@ def fit_placed(
     opts: dict[str, Any] = {"method": "dls", "max_iter": iterations, "time_budget": None}
     opts["damping"] = FIT_DAMPING / layout.height**2
     if moves:
-        root = model.ik({pelvis: T_pelvis}, q0=q_start, max_joint_step=layout.height, **opts)
+        root = model.ik(
+            {pelvis: fit_targets[pelvis]}, q0=q_start, max_joint_step=layout.height, **opts
+        )
         q_start = root.q
     fit = model.ik(fit_targets, q0=q_start, **opts)
     return np.asarray(fit.q, dtype=np.float64)
