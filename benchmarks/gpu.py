@@ -109,7 +109,8 @@ def wholebody_scene(n: int, seed: int = SEED) -> tuple[kinetree.Model, dict[str,
     the neutral pose), computed as one batch per frame; None without example-robot-data."""
     from scipy.spatial.transform import Rotation
 
-    from kinetree.anim.retarget.robots import example_robot_data, load_robot
+    from kinetree.anim.retarget.robots import load_robot
+    from kinetree.io.robot_packages import example_robot_data
 
     if example_robot_data() is None:
         return None

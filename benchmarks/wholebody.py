@@ -41,7 +41,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import kinetree  # noqa: E402
 from kinetree import Pose  # noqa: E402
-from kinetree.anim.retarget.robots import ROBOT_FILES, example_robot_data, load_robot  # noqa: E402
+from kinetree.anim.retarget.robots import load_robot  # noqa: E402
+from kinetree.io.robot_packages import ROBOT_FILES, example_robot_data  # noqa: E402
 
 TOL = 1e-6
 

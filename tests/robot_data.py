@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 
 import pytest
 
 
 def example_robot_data() -> Path:
-    """The robots folder of example-robot-data (a cmeel wheel with no Python module)."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
+    """The robots folder of example-robot-data, found as the library finds it (skip the
+    test when it is not installed)."""
+    from kinetree.io.robot_packages import example_robot_data as find
+
+    robots = find()
+    if robots is None:
         pytest.skip("example-robot-data is not installed")
-    robots = Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-    if not robots.is_dir():
-        pytest.skip(f"example-robot-data has no robots folder at {robots}")
     return robots
 
 

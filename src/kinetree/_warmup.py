@@ -67,11 +67,11 @@ def _warm_beside(methods: tuple[str, ...], verbose: bool) -> None:
 
 
 def _warm_bodies(verbose: bool) -> None:
-    """The kernels of bodies and commands (the second half of :func:`_warm`)."""
+    """The kernels of bodies and commands (the second process's half of :func:`_warm`:
+    about as long as the arm's and the collisions' together)."""
     from .loading import load
 
     _warm_whole_body(verbose)
-    _warm_collision(verbose)
     _warm_commands(load("panda"), verbose)
 
 
@@ -99,6 +99,7 @@ def _warm(methods: tuple[str, ...], verbose: bool, bodies: bool = True) -> None:
         model.ik(T[0], q0=np.asarray(Q[1]), restarts=0)
         if bodies:
             _warm_bodies(verbose)
+        _warm_collision(verbose)
 
 
 def _warm_commands(model: Any, verbose: bool) -> None:

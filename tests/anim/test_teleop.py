@@ -29,7 +29,7 @@ N = 30
 
 
 def _g1_available() -> bool:
-    from kinetree.anim.retarget.robots import example_robot_data
+    from kinetree.io.robot_packages import example_robot_data
 
     root = example_robot_data()
     return root is not None and (root / "g1_description").exists()

@@ -72,4 +72,4 @@ def test_view_names_frames_with_f_and_keeps_t_with_a_warning():
     assert "deprecated" not in new.output
     old = run("view", "panda", "-t", "flange", "--port", "0", "--timeout", "0.2")
     assert old.exit_code == 0, old.output
-    assert "--target/-t FRAME` is deprecated" in old.output and "--frame/-f" in old.output
+    assert "view --target/-t moved to kinetree view --frame/-f" in old.output

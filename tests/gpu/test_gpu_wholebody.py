@@ -36,7 +36,8 @@ OPTS = {"tol": TOL, "time_budget": None}
 
 
 def _robot(name: str) -> kinetree.Model:
-    from kinetree.anim.retarget.robots import example_robot_data, load_robot
+    from kinetree.anim.retarget.robots import load_robot
+    from kinetree.io.robot_packages import example_robot_data
 
     if example_robot_data() is None:
         pytest.skip("example-robot-data is not installed")

@@ -1,5 +1,8 @@
 """The shortest paths to the compiled drivers: plain pose and position targets.
 
+This file is long because its three plans (single pose, batch, whole-body dict) share one
+cache and one fallback rule.
+
 Plain 4x4 pose targets and plain positions skip the general assembly (cached templates,
 the raw pose handed to the kernel); one plain pose with the same model, options and frame
 as the call before reuses its whole plan (:class:`SinglePlan`), and a dict of plain poses

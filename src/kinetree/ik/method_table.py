@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "CLOSED_CHAIN_METHODS",
     "CLOSED_FORM",
     "COLLISION_METHODS",
     "COMPILED",
@@ -58,6 +59,8 @@ class MethodRow:
         collision: it keeps collision margins (its step is a QP with distance rows).
         quaternions: it moves ball and free joints (quaternion coordinates).
         couplings: it keeps coupled coordinates (MJCF joint equalities).
+        closed_chains: it keeps closed kinematic loops (MJCF ``connect``/``weld``
+            equalities; :mod:`kinetree.ik.methods.closed_chains` runs it).
         scipy: the ``scipy.optimize.minimize`` method it calls, or None.
         benchmark: in ``benchmarks/scenarios.py``'s pose tables (``transpose``'s 2000
             iterations and the unbounded scipy methods tell nothing more there).
@@ -73,6 +76,7 @@ class MethodRow:
     collision: bool = False
     quaternions: bool = True
     couplings: bool = True
+    closed_chains: bool = False
     scipy: str | None = None
     benchmark: bool = False
 
@@ -81,10 +85,30 @@ _J = "jacobian_update"
 
 #: Every IK method, in the order the docs and ``--help`` list them.
 TABLE: Final[tuple[MethodRow, ...]] = (
-    MethodRow("auto", COMPILED, _J, "step_dls", "dls", 30, collision=True, benchmark=True),
+    MethodRow(
+        "auto",
+        COMPILED,
+        _J,
+        "step_dls",
+        "dls",
+        30,
+        collision=True,
+        closed_chains=True,
+        benchmark=True,
+    ),
     MethodRow("pinv", COMPILED, _J, "step_pinv", "pinv", 200, allocates=True, benchmark=True),
     MethodRow("transpose", COMPILED, _J, "step_transpose", "transpose", 2000),
-    MethodRow("dls", COMPILED, _J, "step_dls", "dls", 200, collision=True, benchmark=True),
+    MethodRow(
+        "dls",
+        COMPILED,
+        _J,
+        "step_dls",
+        "dls",
+        200,
+        collision=True,
+        closed_chains=True,
+        benchmark=True,
+    ),
     MethodRow("sdls", COMPILED, _J, "step_sdls", "sdls", 500, allocates=True, benchmark=True),
     MethodRow("ccd", COMPILED, "ccd_update", None, "ccd", 500, benchmark=True),
     MethodRow("fabrik", PYTHON, quaternions=False, couplings=False),
@@ -102,6 +126,8 @@ METHODS: Final = tuple(ROWS)
 KERNEL_METHODS: Final = tuple(r.name for r in TABLE if r.kind == COMPILED)
 #: Methods that keep collision margins.
 COLLISION_METHODS: Final = tuple(r.name for r in TABLE if r.collision)
+#: Methods that keep closed chains.
+CLOSED_CHAIN_METHODS: Final = tuple(r.name for r in TABLE if r.closed_chains)
 #: Compiled methods that run on the GPU: those whose step allocates nothing.
 GPU_METHODS: Final = tuple(r.name for r in TABLE if r.kind == COMPILED and not r.allocates)
 #: Drivers whose first problems may run interpreted while they compile

@@ -51,6 +51,7 @@ from ...spatial import matrix_to_axis_angle
 from .._run import raise_status
 from ..kernel import check_targets
 from ..kernel import layout as L
+from ..method_table import CLOSED_CHAIN_METHODS
 from ..options import IKOptions
 from ..problem import Problem, apply_couplings, build_problem
 from ..result import IKResult, make_result
@@ -63,8 +64,6 @@ __all__ = [
     "solve_closed_chains",
 ]
 
-#: Methods that keep closed chains (they run this solver).
-CLOSED_CHAIN_METHODS = ("auto", "dls")
 #: ``time_budget="default"`` of this solver [s].
 DEFAULT_BUDGET = 1.0
 #: Iterations per attempt when ``max_iter`` is not given.
