@@ -12,6 +12,7 @@ are :mod:`.methods`, imported when first asked for, and return the same
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Any
 
@@ -255,20 +256,32 @@ def _same(a: Any, b: Any) -> bool:
         return a is b
 
 
+#: Field names per target dataclass (``dataclasses.fields`` is slow on a hot path).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _batch_items(x: Any, trailing: int) -> float:
     """Items in the batch of an array ``x`` with ``trailing`` item dimensions (a target's
     fields and a dict's values searched too; 1 for anything else)."""
     if type(x) is np.ndarray:
-        return float(np.prod(x.shape[: max(0, x.ndim - trailing)], dtype=np.float64))
+        return float(math.prod(x.shape[: max(0, x.ndim - trailing)]))  # Python ints: no overflow
     if isinstance(x, dict):
         return max((_batch_items(v, 2) for v in x.values()), default=1.0)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        fields = [getattr(x, f.name) for f in dataclasses.fields(x)]
-        return max(
-            (_batch_items(v, 2 if np.shape(v)[-2:] in ((4, 4), (3, 3)) else 1) for v in fields),
-            default=1.0,
-        )
-    return 1.0
+    names = _FIELDS.get(type(x))
+    if names is None:
+        if not dataclasses.is_dataclass(x) or isinstance(x, type):
+            return 1.0
+        names = _FIELDS[type(x)] = tuple(f.name for f in dataclasses.fields(x))
+    n = 1.0
+    for name in names:
+        v = getattr(x, name)
+        if v is None:
+            continue
+        if type(v) is np.ndarray:
+            n = max(n, _batch_items(v, 2 if v.shape[-2:] in ((4, 4), (3, 3)) else 1))
+        elif isinstance(v, dict) or (dataclasses.is_dataclass(v) and not isinstance(v, type)):
+            n = max(n, _batch_items(v, 1))
+    return n
 
 
 def _check_batch_memory(model: Model, target: Any, q0: Any) -> None:
