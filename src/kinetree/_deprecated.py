@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "MOVED",
     "NEXT_RELEASE",
+    "QV_MOVED",
     "attributes",
     "callable_package",
     "message",
@@ -64,6 +65,20 @@ _QP = {
     "qp_solve": "qp_solve",
     "qp_work_size": "qp_work_size",
 }
+
+#: The members of :class:`kinetree.Model` that moved behind ``Model.qv`` (issue 33).
+QV_MOVED = (
+    "ball_nodes",
+    "quaternion_mask",
+    "v_q",
+    "q_v",
+    "v_index",
+    "v_names",
+    "v_of_coordinates",
+    "dof_node",
+    "dof_type",
+)
+
 
 #: Old dotted name -> (new module, or ``"module:attribute"``; the version it goes in).
 MOVED: dict[str, tuple[str, str]] = {
@@ -103,20 +118,7 @@ MOVED: dict[str, tuple[str, str]] = {
         _N,
     ),
     # Model's q/v maps behind one attribute, Model.qv (issue 33); served by Model.__getattr__.
-    **{
-        f"kinetree.Model.{name}": (f"kinetree.Model.qv.{name}", _N)
-        for name in (
-            "ball_nodes",
-            "quaternion_mask",
-            "v_q",
-            "q_v",
-            "v_index",
-            "v_names",
-            "v_of_coordinates",
-            "dof_node",
-            "dof_type",
-        )
-    },
+    **{f"kinetree.Model.{name}": (f"kinetree.Model.qv.{name}", _N) for name in QV_MOVED},
     "kinetree.Model.v_indices": (
         "kinetree.Model.qv.v_of_coordinates(model.joint_indices(names))",
         _N,

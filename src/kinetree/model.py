@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._deprecated import QV_MOVED
 from ._deprecated import warn as _warn_deprecated
 from ._validate import as_array, check_count, check_memory
 from .errors import (
@@ -122,20 +123,7 @@ def _random_quaternions(n: int, max_angle: float, gen: np.random.Generator) -> n
 #: entry of :data:`kinetree._deprecated.MOVED` (``kinetree.Model.<old>``), served with a
 #: warning by ``Model.__getattr__``.
 _MOVED_MEMBERS = {
-    **{
-        name: f"qv.{name}"
-        for name in (
-            "ball_nodes",
-            "quaternion_mask",
-            "v_q",
-            "q_v",
-            "v_index",
-            "v_names",
-            "v_of_coordinates",
-            "dof_node",
-            "dof_type",
-        )
-    },
+    **{name: f"qv.{name}" for name in QV_MOVED},
     "v_indices": "qv.v_of_coordinates",
     "swing_twist_layout": "swing_twist_layout",
 }
