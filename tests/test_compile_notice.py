@@ -13,8 +13,11 @@ from kinetree import _compile
 
 @pytest.fixture
 def fresh_notice(monkeypatch):
-    """A process where nothing was printed yet, with a short delay."""
+    """A process where nothing was printed yet and no kernel was seen (a kernel is known
+    by its id, which a later function may reuse once this test's is freed), with a short
+    delay."""
     monkeypatch.setattr(_compile, "_PRINTED", False)
+    monkeypatch.setattr(_compile, "_SEEN", set())
     monkeypatch.setattr(_compile, "NOTICE_DELAY", 0.2, raising=False)
 
 
