@@ -74,11 +74,13 @@ bench-learned: $(STAMP)
 bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinematics (docs/gpu.md)
 	$(BIN)/python benchmarks/gpu.py
 
-# The IK kernels compiled for an H100 without one (NVVM and ptxas of a CUDA toolkit, no GPU):
-# fails unless the default kernel holds at most 128 registers with no spills (docs/gpu.md).
+# The IK kernels compiled for an H100 without one (NVVM and ptxas of NVIDIA's nvidia-cuda-nvcc
+# wheel, or of a CUDA toolkit at CUDA_HOME; no GPU): fails unless the default kernel holds at
+# most 128 registers with no spills (docs/gpu.md).
 CUDA_HOME ?= /usr/local/cuda
 .PHONY: test-gpu-compile
 test-gpu-compile: $(STAMP)
+	$(BIN)/pip install -q -e ".[gpu]" nvidia-cuda-nvcc
 	CUDA_HOME=$(CUDA_HOME) $(BIN)/python benchmarks/gpu.py --compile-only --methods dls,transpose,ccd --check-registers 128
 
 bench-peers: $(STAMP)
