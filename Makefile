@@ -80,7 +80,7 @@ bench-gpu: $(STAMP)  # needs an NVIDIA GPU, numba-cuda, torch and pytorch_kinema
 CUDA_HOME ?= /usr/local/cuda
 .PHONY: test-gpu-compile
 test-gpu-compile: $(STAMP)
-	$(BIN)/pip install -q -e ".[gpu]" nvidia-cuda-nvcc
+	$(BIN)/pip install -q nvidia-cuda-nvcc  # numba-cuda comes with the dev extra
 	CUDA_HOME=$(CUDA_HOME) $(BIN)/python benchmarks/gpu.py --compile-only --methods dls,transpose,ccd --check-registers 128
 
 bench-peers: $(STAMP)
