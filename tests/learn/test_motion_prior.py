@@ -60,19 +60,12 @@ def _tiny(seed: int = 0, future: tuple[int, ...] = ()) -> Any:
 
 
 def test_numpy_inference_equals_torch() -> None:
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
+    from learn_helpers import torch_reference
+
     mlp = load_motion_prior("human").mlp
-    layers: list[Any] = []
-    for i, (w, b) in enumerate(zip(mlp.weights, mlp.biases, strict=True)):
-        lin = torch.nn.Linear(*w.shape, dtype=torch.float64)
-        with torch.no_grad():
-            lin.weight.copy_(torch.tensor(w.T))
-            lin.bias.copy_(torch.tensor(b))
-        layers += [lin] if i == len(mlp.weights) - 1 else [lin, torch.nn.ReLU()]
-    net = torch.nn.Sequential(*layers)
     x = np.random.default_rng(0).normal(size=(32, mlp.weights[0].shape[0]))
-    with torch.no_grad():
-        y_torch = net(torch.tensor(x / mlp.in_std)).numpy() * mlp.out_std + mlp.out_mean
+    y_torch = torch_reference(mlp, x)
     np.testing.assert_allclose(mlp(x), y_torch, rtol=0, atol=1e-6)
 
 
